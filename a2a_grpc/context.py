@@ -1,0 +1,131 @@
+"""Who is calling, how, and with which A2A service parameters.
+
+A :class:`CallContext` is built once per call by the servicer from whatever
+implements :class:`RpcContext` — a real ``grpc.aio.ServicerContext`` or the
+gateway's stand-in for HTTP requests — so every binding fills it the same way
+(spec §3.2.6 service parameters, §7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, Protocol, runtime_checkable
+
+__all__ = [
+    "EXTENSIONS_KEY",
+    "VERSION_KEY",
+    "CallContext",
+    "Owner",
+    "RpcContext",
+    "parse_extensions",
+]
+
+#: Service parameter names as gRPC metadata keys (lower case, spec §10.2).
+VERSION_KEY = "a2a-version"
+EXTENSIONS_KEY = "a2a-extensions"
+
+
+@runtime_checkable
+class RpcContext(Protocol):
+    """The part of ``grpc.aio.ServicerContext`` the servicer may use.
+
+    The gateway's context implements exactly this, so the gRPC server and the
+    HTTP gateway drive literally the same servicer code.
+    """
+
+    def invocation_metadata(self) -> Sequence[tuple[str, str | bytes]] | None: ...
+
+    async def abort(self, code: Any, details: str = "", trailing_metadata: Any = ()) -> NoReturn: ...
+
+    def set_trailing_metadata(self, trailing_metadata: Sequence[tuple[str, str | bytes]]) -> None: ...
+
+    async def send_initial_metadata(self, initial_metadata: Sequence[tuple[str, str | bytes]]) -> None: ...
+
+    def peer(self) -> str: ...
+
+    def time_remaining(self) -> float | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The scope a task belongs to: the tenant and the authenticated caller.
+
+    Another owner's task reads as TASK_NOT_FOUND (spec §13.1). ``user`` is ""
+    when the server runs without authentication.
+    """
+
+    tenant: str = ""
+    user: str = ""
+
+
+def parse_extensions(values: Sequence[str]) -> frozenset[str]:
+    """Extension URIs from one or more comma-separated ``A2A-Extensions``
+    values, whitespace-tolerant (spec §7.3)."""
+    return frozenset(u.strip() for v in values for u in v.split(",") if u.strip())
+
+
+@dataclass(slots=True)
+class CallContext:
+    """One call, seen the same way on every binding.
+
+    ``method`` is the full gRPC method name (``/lf.a2a.v1.A2AService/GetTask``)
+    whatever binding carried the call. ``protocol_version`` is the
+    ``A2A-Version`` service parameter ("" when absent). ``requested_extensions``
+    come from ``A2A-Extensions``; the handler adds the ones it activates to
+    ``activated_extensions``, which the binding echoes back.
+    """
+
+    method: str
+    tenant: str = ""
+    user: str = ""
+    protocol_version: str = ""
+    requested_extensions: frozenset[str] = frozenset()
+    activated_extensions: set[str] = field(default_factory=set)
+    metadata: dict[str, list[str]] = field(default_factory=dict)
+    peer: str = ""
+    deadline: float | None = None
+
+    @property
+    def owner(self) -> Owner:
+        """The task scope of this caller."""
+        return Owner(self.tenant, self.user)
+
+    @property
+    def rpc_name(self) -> str:
+        """The bare RPC name, e.g. ``GetTask``."""
+        return self.method.rsplit("/", 1)[-1]
+
+    def header(self, name: str) -> str | None:
+        """The first value of a metadata key or header (case-insensitive)."""
+        values = self.metadata.get(name.lower())
+        return values[0] if values else None
+
+    @classmethod
+    def from_metadata(
+        cls,
+        method: str,
+        metadata: Sequence[tuple[str, str | bytes]] | None,
+        *,
+        tenant: str = "",
+        peer: str = "",
+        deadline: float | None = None,
+    ) -> CallContext:
+        """Builds the context from gRPC metadata or HTTP headers given as
+        (key, value) pairs; keys are compared case-insensitively."""
+        md: dict[str, list[str]] = {}
+        for key, value in metadata or ():
+            k = key.lower()
+            if k.endswith("-bin"):
+                continue
+            md.setdefault(k, []).append(value.decode() if isinstance(value, bytes) else value)
+        version = (md.get(VERSION_KEY) or [""])[0].strip()
+        return cls(
+            method=method,
+            tenant=tenant,
+            protocol_version=version,
+            requested_extensions=parse_extensions(md.get(EXTENSIONS_KEY, [])),
+            metadata=md,
+            peer=peer,
+            deadline=deadline,
+        )

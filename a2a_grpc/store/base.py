@@ -1,0 +1,176 @@
+"""The TaskStore protocol: durable tasks, push configs and the push outbox.
+
+Stores copy protos in and out (messages are mutable), so what a caller gets is
+a snapshot it may change freely. Task updates are versioned compare-and-swap:
+``update`` succeeds only if the stored version is still the one the caller read,
+which keeps a terminal task final and two writers from losing each other's
+changes (design.md, "terminal is final").
+
+Every task belongs to an :class:`~a2a_grpc.context.Owner` (tenant + user);
+asking with another owner behaves exactly like asking for a missing task
+(spec §13.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from a2a_grpc.context import Owner
+from a2a_grpc.types import pb
+
+__all__ = [
+    "ListPage",
+    "ListQuery",
+    "OutboxEntry",
+    "OutboxRecord",
+    "StoredTask",
+    "TaskExistsError",
+    "TaskStore",
+    "VersionConflictError",
+]
+
+
+class VersionConflictError(Exception):
+    """``update`` lost a compare-and-swap race (or the task vanished)."""
+
+
+class TaskExistsError(Exception):
+    """``create`` was given an id that is already stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTask:
+    """A task snapshot and the version it was read at (versions start at 1)."""
+
+    task: pb.Task
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """Filters and position of one ListTasks page (spec §3.1.4).
+
+    Order is ``status.timestamp`` newest first, ties broken by task id
+    descending. ``after`` is the (timestamp in ms, task id) of the last task of
+    the previous page: the page starts strictly after it in that order.
+    ``status_timestamp_after_ms`` is inclusive. ``state`` 0 means any state.
+    """
+
+    context_id: str = ""
+    state: int = 0
+    status_timestamp_after_ms: int | None = None
+    page_size: int = 50
+    after: tuple[int, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    """One page: the tasks (full, untrimmed copies), whether more follow, and
+    the number of tasks matching the filters across all pages."""
+
+    tasks: list[pb.Task]
+    has_more: bool
+    total_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """A push notification to deliver: written in the same transaction as the
+    task update that caused it (issue: durable push).
+
+    ``payload`` is a serialized ``pb.StreamResponse``; ``event_id`` is stable
+    across retries so receivers can drop duplicates.
+    """
+
+    task_id: str
+    config_id: str
+    event_id: str
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRecord:
+    """A stored outbox entry with its delivery bookkeeping. ``seq`` increases
+    in insertion order; ``next_attempt_at`` is a Unix time in seconds."""
+
+    seq: int
+    entry: OutboxEntry
+    attempts: int
+    next_attempt_at: float
+    state: str  # "pending", "delivered" or "dead"
+    last_error: str
+
+
+class TaskStore(Protocol):
+    """Where tasks, push configs and pending push deliveries live."""
+
+    async def open(self) -> None:
+        """Connects and creates the schema if needed. Idempotent."""
+
+    async def close(self) -> None:
+        """Releases connections."""
+
+    # --- tasks ---------------------------------------------------------------
+
+    async def create(self, task: pb.Task, owner: Owner) -> int:
+        """Stores a new task at version 1 and returns 1.
+
+        Raises TaskExistsError if the id is taken (by any owner)."""
+
+    async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
+        """The task and its version, or None when missing or not ``owner``'s."""
+
+    async def update(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        expected_version: int,
+        *,
+        outbox: Sequence[OutboxEntry] = (),
+    ) -> int:
+        """Replaces the task if its stored version is ``expected_version``;
+        returns the new version (``expected_version + 1``). The ``outbox``
+        entries are written in the same transaction.
+
+        Raises VersionConflictError otherwise (nothing is written)."""
+
+    async def list_tasks(self, owner: Owner, query: ListQuery) -> ListPage:
+        """One page of ``owner``'s tasks matching ``query`` (spec §3.1.4)."""
+
+    # --- push notification configs (spec §3.1.7–3.1.10) ----------------------
+
+    async def put_push_config(self, owner: Owner, config: pb.TaskPushNotificationConfig) -> None:
+        """Creates or replaces the config (``config.task_id``, ``config.id``)."""
+
+    async def get_push_config(
+        self, owner: Owner, task_id: str, config_id: str
+    ) -> pb.TaskPushNotificationConfig | None:
+        """The config, or None."""
+
+    async def list_push_configs(
+        self, owner: Owner, task_id: str, *, limit: int | None = None, after_id: str | None = None
+    ) -> list[pb.TaskPushNotificationConfig]:
+        """The task's configs ordered by creation; at most ``limit``, starting
+        after the config whose id is ``after_id``."""
+
+    async def delete_push_config(self, owner: Owner, task_id: str, config_id: str) -> bool:
+        """Removes the config and its pending deliveries; False if absent."""
+
+    async def count_push_configs(self, owner: Owner, task_id: str | None = None) -> int:
+        """How many configs the owner has (on one task, when given)."""
+
+    # --- push outbox ---------------------------------------------------------
+
+    async def outbox_due(self, now: float, limit: int) -> list[OutboxRecord]:
+        """Pending entries with ``next_attempt_at <= now``, oldest ``seq``
+        first, at most ``limit``."""
+
+    async def outbox_mark(
+        self, seq: int, *, state: str, attempts: int, next_attempt_at: float, last_error: str = ""
+    ) -> None:
+        """Records the outcome of a delivery attempt."""
+
+    async def outbox_count(self, state: str) -> int:
+        """How many entries are in ``state``."""

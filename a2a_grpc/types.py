@@ -1,0 +1,76 @@
+"""Short names for the generated A2A messages, and small helpers around them.
+
+Proto messages are a2a-grpc's only data model (no mirrors): ``pb.Task``,
+``pb.Message`` and friends come straight from ``proto/lf/a2a/v1/a2a.proto``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from google.protobuf import timestamp_pb2
+
+from a2a_grpc.gen.lf.a2a.v1 import a2a_pb2 as pb
+from a2a_grpc.gen.lf.a2a.v1 import a2a_pb2_grpc as pb_grpc
+
+__all__ = [
+    "INTERRUPTED_STATES",
+    "SERVICE_NAME",
+    "TERMINAL_STATES",
+    "Event",
+    "is_final",
+    "is_interrupted",
+    "is_terminal",
+    "new_id",
+    "now_timestamp",
+    "pb",
+    "pb_grpc",
+]
+
+#: Full name of the gRPC service, as used in method paths and health checks.
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["A2AService"].full_name
+
+#: States a task never leaves (spec §9.1).
+TERMINAL_STATES = frozenset(
+    {
+        pb.TASK_STATE_COMPLETED,
+        pb.TASK_STATE_FAILED,
+        pb.TASK_STATE_CANCELED,
+        pb.TASK_STATE_REJECTED,
+    }
+)
+#: States in which the task waits on the client (spec §9.1).
+INTERRUPTED_STATES = frozenset({pb.TASK_STATE_INPUT_REQUIRED, pb.TASK_STATE_AUTH_REQUIRED})
+
+#: What an AgentExecutor yields (spec §3.15 StreamResponse members).
+Event = pb.Task | pb.Message | pb.TaskStatusUpdateEvent | pb.TaskArtifactUpdateEvent
+
+
+def is_terminal(state: int) -> bool:
+    """True for COMPLETED, FAILED, CANCELED and REJECTED (spec §9.1)."""
+    return state in TERMINAL_STATES
+
+
+def is_interrupted(state: int) -> bool:
+    """True for INPUT_REQUIRED and AUTH_REQUIRED (spec §9.1)."""
+    return state in INTERRUPTED_STATES
+
+
+def is_final(state: int) -> bool:
+    """True when a blocking SendMessage or SendStreamingMessage stops waiting:
+    the state is terminal or interrupted (design.md, stream end A2)."""
+    return state in TERMINAL_STATES or state in INTERRUPTED_STATES
+
+
+def new_id() -> str:
+    """A fresh random UUID string: URL-safe, so it routes over REST."""
+    return str(uuid.uuid4())
+
+
+def now_timestamp() -> timestamp_pb2.Timestamp:
+    """The current UTC time at millisecond precision (spec §5.6.1)."""
+    now = datetime.now(UTC)
+    ts = timestamp_pb2.Timestamp()
+    ts.FromDatetime(now.replace(microsecond=now.microsecond // 1000 * 1000))
+    return ts
