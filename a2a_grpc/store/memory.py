@@ -1,0 +1,342 @@
+"""An in-process TaskStore: dictionaries and sorted indexes, nothing durable.
+
+Good for tests, demos and ``a2a-grpc serve --store memory``. Every method runs
+without awaiting anything, so a compare-and-swap check and its write can never
+interleave with another coroutine on the same event loop.
+
+ListTasks keeps, per owner, sorted ``(status_ts_ms, task_id)`` keys (all tasks,
+per contextId and per state), so a page costs a binary search plus the page
+itself instead of sorting every task on every call.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from a2a_grpc.context import Owner
+from a2a_grpc.store.base import (
+    ListPage,
+    ListQuery,
+    OutboxEntry,
+    OutboxRecord,
+    StoredTask,
+    TaskExistsError,
+    VersionConflictError,
+)
+from a2a_grpc.types import pb
+
+__all__ = ["InMemoryTaskStore", "status_ts_ms"]
+
+_Key = tuple[int, str]  # (status timestamp in ms, task id)
+
+
+def status_ts_ms(task: pb.Task) -> int:
+    """``task.status.timestamp`` in milliseconds since the Unix epoch (0 when unset)."""
+    ts = task.status.timestamp
+    return ts.seconds * 1000 + ts.nanos // 1_000_000
+
+
+def _copy_task(task: pb.Task) -> pb.Task:
+    out = pb.Task()
+    out.CopyFrom(task)
+    return out
+
+
+def _copy_config(config: pb.TaskPushNotificationConfig) -> pb.TaskPushNotificationConfig:
+    out = pb.TaskPushNotificationConfig()
+    out.CopyFrom(config)
+    return out
+
+
+@dataclass(slots=True)
+class _Row:
+    task: pb.Task
+    owner: Owner
+    version: int
+    key: _Key
+    context_id: str
+    state: int
+
+
+@dataclass(slots=True)
+class _OutboxRow:
+    entry: OutboxEntry
+    attempts: int = 0
+    next_attempt_at: float = 0.0
+    state: str = "pending"
+    last_error: str = ""
+
+
+@dataclass(slots=True)
+class _OwnerIndex:
+    """Ascending ``(status_ts_ms, id)`` keys of one owner's tasks."""
+
+    all: list[_Key] = field(default_factory=list)
+    by_context: dict[str, list[_Key]] = field(default_factory=dict)
+    by_state: dict[int, list[_Key]] = field(default_factory=dict)
+
+
+def _insort(keys: list[_Key], key: _Key) -> None:
+    bisect.insort(keys, key)
+
+
+def _remove(keys: list[_Key], key: _Key) -> None:
+    i = bisect.bisect_left(keys, key)
+    if i < len(keys) and keys[i] == key:
+        del keys[i]
+
+
+class InMemoryTaskStore:
+    """The :class:`~a2a_grpc.store.base.TaskStore` protocol kept in memory.
+
+    Protos are copied on the way in and out; versions start at 1 and grow by
+    one per successful ``update``. Push configs of one task are listed in
+    creation order (replacing a config keeps its place). Outbox ``seq`` numbers
+    grow from 1 in insertion order.
+    """
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, _Row] = {}
+        self._index: dict[Owner, _OwnerIndex] = {}
+        # (owner, task_id) -> config id -> config, in creation order.
+        self._configs: dict[tuple[Owner, str], dict[str, pb.TaskPushNotificationConfig]] = {}
+        self._config_counts: dict[Owner, int] = {}
+        self._outbox: dict[int, _OutboxRow] = {}
+        self._pending: list[int] = []  # sorted seqs of pending rows
+        self._state_counts: dict[str, int] = {}
+        self._next_seq = 1
+
+    async def open(self) -> None:
+        """Nothing to connect to; idempotent."""
+
+    async def close(self) -> None:
+        """Keeps the data (a closed in-memory store may be reopened)."""
+
+    # --- tasks ---------------------------------------------------------------
+
+    def _index_add(self, row: _Row) -> None:
+        idx = self._index.setdefault(row.owner, _OwnerIndex())
+        _insort(idx.all, row.key)
+        _insort(idx.by_context.setdefault(row.context_id, []), row.key)
+        _insort(idx.by_state.setdefault(row.state, []), row.key)
+
+    def _index_remove(self, row: _Row) -> None:
+        idx = self._index[row.owner]
+        _remove(idx.all, row.key)
+        _remove(idx.by_context[row.context_id], row.key)
+        _remove(idx.by_state[row.state], row.key)
+
+    async def create(self, task: pb.Task, owner: Owner) -> int:
+        """Stores a copy of ``task`` at version 1 and returns 1.
+
+        Raises TaskExistsError if ``task.id`` is taken by any owner."""
+        if task.id in self._tasks:
+            raise TaskExistsError(task.id)
+        row = _Row(
+            task=_copy_task(task),
+            owner=owner,
+            version=1,
+            key=(status_ts_ms(task), task.id),
+            context_id=task.context_id,
+            state=task.status.state,
+        )
+        self._tasks[task.id] = row
+        self._index_add(row)
+        return 1
+
+    async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
+        """A copy of the task and its version, or None when missing or not ``owner``'s."""
+        row = self._tasks.get(task_id)
+        if row is None or row.owner != owner:
+            return None
+        return StoredTask(_copy_task(row.task), row.version)
+
+    async def update(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        expected_version: int,
+        *,
+        outbox: Sequence[OutboxEntry] = (),
+    ) -> int:
+        """Replaces the task when its version is ``expected_version`` and
+        queues ``outbox``; returns the new version.
+
+        Raises VersionConflictError (writing nothing) when the version moved on
+        or the task is missing or not ``owner``'s."""
+        row = self._tasks.get(task.id)
+        if row is None or row.owner != owner or row.version != expected_version:
+            raise VersionConflictError(task.id)
+        self._index_remove(row)
+        row.task = _copy_task(task)
+        row.version += 1
+        row.key = (status_ts_ms(task), task.id)
+        row.context_id = task.context_id
+        row.state = task.status.state
+        self._index_add(row)
+        now = time.time()
+        for entry in outbox:
+            seq = self._next_seq
+            self._next_seq += 1
+            self._outbox[seq] = _OutboxRow(entry=entry, next_attempt_at=now)
+            self._pending.append(seq)  # seqs only grow: stays sorted
+            self._state_counts["pending"] = self._state_counts.get("pending", 0) + 1
+        return row.version
+
+    async def list_tasks(self, owner: Owner, query: ListQuery) -> ListPage:
+        """One page of ``owner``'s tasks (copies), newest status first, ties by
+        id descending; ``total_size`` counts all pages (spec §3.1.4)."""
+        idx = self._index.get(owner)
+        if idx is None:
+            return ListPage(tasks=[], has_more=False, total_size=0)
+        # Walk the narrowest index; a second filter is checked per task.
+        filtered: list[list[_Key]] = []
+        if query.context_id:
+            filtered.append(idx.by_context.get(query.context_id, []))
+        if query.state:
+            filtered.append(idx.by_state.get(query.state, []))
+        keys = min(filtered, key=len) if filtered else idx.all
+        exact = len(filtered) < 2
+
+        lo = 0
+        if query.status_timestamp_after_ms is not None:
+            lo = bisect.bisect_left(keys, (query.status_timestamp_after_ms, ""))
+        hi = len(keys)
+        if query.after is not None:
+            hi = max(lo, bisect.bisect_left(keys, query.after))
+
+        def matches(key: _Key) -> bool:
+            row = self._tasks[key[1]]
+            return (not query.context_id or row.context_id == query.context_id) and (
+                not query.state or row.state == query.state
+            )
+
+        # total_size covers every page: from the lower bound, ignoring the cursor.
+        total = len(keys) - lo if exact else sum(1 for k in keys[lo:] if matches(k))
+
+        page: list[pb.Task] = []
+        has_more = False
+        i = hi - 1
+        while i >= lo:
+            key = keys[i]
+            i -= 1
+            if not exact and not matches(key):
+                continue
+            if len(page) == query.page_size:
+                has_more = True
+                break
+            page.append(_copy_task(self._tasks[key[1]].task))
+        return ListPage(tasks=page, has_more=has_more, total_size=total)
+
+    # --- push notification configs -------------------------------------------
+
+    async def put_push_config(self, owner: Owner, config: pb.TaskPushNotificationConfig) -> None:
+        """Creates or replaces (keeping its place in creation order) a copy of
+        ``config``, keyed by ``config.task_id`` and ``config.id``."""
+        configs = self._configs.setdefault((owner, config.task_id), {})
+        if config.id not in configs:
+            self._config_counts[owner] = self._config_counts.get(owner, 0) + 1
+        configs[config.id] = _copy_config(config)
+
+    async def get_push_config(
+        self, owner: Owner, task_id: str, config_id: str
+    ) -> pb.TaskPushNotificationConfig | None:
+        """A copy of the config, or None when missing or not ``owner``'s."""
+        config = self._configs.get((owner, task_id), {}).get(config_id)
+        return None if config is None else _copy_config(config)
+
+    async def list_push_configs(
+        self, owner: Owner, task_id: str, *, limit: int | None = None, after_id: str | None = None
+    ) -> list[pb.TaskPushNotificationConfig]:
+        """The task's configs in creation order, at most ``limit``, starting
+        after ``after_id`` (nothing when ``after_id`` is not a config of the task)."""
+        configs = self._configs.get((owner, task_id), {})
+        ids = list(configs)
+        start = 0
+        if after_id is not None:
+            try:
+                start = ids.index(after_id) + 1
+            except ValueError:
+                return []
+        end = len(ids) if limit is None else start + limit
+        return [_copy_config(configs[i]) for i in ids[start:end]]
+
+    async def delete_push_config(self, owner: Owner, task_id: str, config_id: str) -> bool:
+        """Removes the config and its pending outbox rows; False if absent."""
+        configs = self._configs.get((owner, task_id))
+        if configs is None or configs.pop(config_id, None) is None:
+            return False
+        if not configs:
+            del self._configs[(owner, task_id)]
+        self._config_counts[owner] -= 1
+        dropped = [
+            seq
+            for seq in self._pending
+            if self._outbox[seq].entry.task_id == task_id and self._outbox[seq].entry.config_id == config_id
+        ]
+        for seq in dropped:
+            del self._outbox[seq]
+            _remove_int(self._pending, seq)
+        self._state_counts["pending"] = self._state_counts.get("pending", 0) - len(dropped)
+        return True
+
+    async def count_push_configs(self, owner: Owner, task_id: str | None = None) -> int:
+        """How many configs ``owner`` has (on ``task_id`` only, when given)."""
+        if task_id is None:
+            return self._config_counts.get(owner, 0)
+        return len(self._configs.get((owner, task_id), {}))
+
+    # --- push outbox ---------------------------------------------------------
+
+    async def outbox_due(self, now: float, limit: int) -> list[OutboxRecord]:
+        """Pending rows with ``next_attempt_at <= now`` (Unix seconds), lowest
+        ``seq`` first, at most ``limit``."""
+        out: list[OutboxRecord] = []
+        for seq in self._pending:
+            if len(out) >= limit:
+                break
+            row = self._outbox[seq]
+            if row.next_attempt_at <= now:
+                out.append(
+                    OutboxRecord(
+                        seq=seq,
+                        entry=row.entry,
+                        attempts=row.attempts,
+                        next_attempt_at=row.next_attempt_at,
+                        state=row.state,
+                        last_error=row.last_error,
+                    )
+                )
+        return out
+
+    async def outbox_mark(
+        self, seq: int, *, state: str, attempts: int, next_attempt_at: float, last_error: str = ""
+    ) -> None:
+        """Records a delivery attempt's outcome on row ``seq`` (no-op if gone)."""
+        row = self._outbox.get(seq)
+        if row is None:
+            return
+        if row.state != state:
+            self._state_counts[row.state] -= 1
+            self._state_counts[state] = self._state_counts.get(state, 0) + 1
+            if row.state == "pending":
+                _remove_int(self._pending, seq)
+            elif state == "pending":
+                bisect.insort(self._pending, seq)
+        row.state = state
+        row.attempts = attempts
+        row.next_attempt_at = next_attempt_at
+        row.last_error = last_error
+
+    async def outbox_count(self, state: str) -> int:
+        """How many outbox rows are in ``state``."""
+        return self._state_counts.get(state, 0)
+
+
+def _remove_int(seqs: list[int], seq: int) -> None:
+    i = bisect.bisect_left(seqs, seq)
+    if i < len(seqs) and seqs[i] == seq:
+        del seqs[i]
