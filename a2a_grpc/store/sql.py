@@ -1,0 +1,518 @@
+"""A TaskStore in any SQL database SQLAlchemy's asyncio API can reach.
+
+SQLite (through ``aiosqlite``) is the embedded default; PostgreSQL (through
+``asyncpg``) runs the very same statements. Tasks are stored as serialized
+``pb.Task`` bytes next to the columns ListTasks filters and sorts on, and every
+update is a compare-and-swap on a version column (design.md, "terminal is
+final"). Push configs and the push outbox live in the same database, so an
+update and the notifications it causes commit together or not at all.
+
+Tables (names start with ``table_prefix``, ``a2a_`` by default):
+
+- ``tasks``: id, tenant, owner_user, context_id, state, status_ts_ms, version, data
+- ``push_configs``: seq (creation order), tenant, owner_user, task_id, id, data
+- ``push_outbox``: seq, task_id, config_id, event_id, payload, attempts,
+  next_attempt_at (Unix seconds), state, last_error
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Double,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    Select,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import StaticPool
+
+from a2a_grpc.context import Owner
+from a2a_grpc.store.base import (
+    ListPage,
+    ListQuery,
+    OutboxEntry,
+    OutboxRecord,
+    StoredTask,
+    TaskExistsError,
+    VersionConflictError,
+)
+from a2a_grpc.store.memory import status_ts_ms
+from a2a_grpc.types import pb
+
+__all__ = ["SqlTaskStore", "async_url"]
+
+# Autoincrementing 64-bit keys; SQLite only autoincrements an INTEGER PRIMARY KEY.
+_SeqType = BigInteger().with_variant(Integer(), "sqlite")
+# Task ids sort by code point everywhere (the ListTasks tiebreak), whatever the
+# PostgreSQL database's default collation is.
+_IdType = String().with_variant(String(collation="C"), "postgresql")
+
+_DRIVERS = {
+    "sqlite": "sqlite+aiosqlite",
+    "sqlite+aiosqlite": "sqlite+aiosqlite",
+    "postgresql": "postgresql+asyncpg",
+    "postgres": "postgresql+asyncpg",
+    "postgresql+asyncpg": "postgresql+asyncpg",
+}
+
+
+def async_url(url: str) -> URL:
+    """Maps a store URL to its asyncio driver: ``sqlite:///PATH`` to
+    ``sqlite+aiosqlite:///PATH`` and ``postgresql://...`` (or ``postgres://``)
+    to ``postgresql+asyncpg://...``.
+
+    Raises ValueError for anything else."""
+    try:
+        parsed = make_url(url)
+    except Exception as exc:
+        raise ValueError(f"not a database URL: {url!r}") from exc
+    driver = _DRIVERS.get(parsed.drivername)
+    if driver is None:
+        raise ValueError(
+            f"unsupported database URL scheme {parsed.drivername!r} in {url!r}: "
+            "use sqlite:///PATH or postgresql://USER@HOST/DB"
+        )
+    return parsed.set(drivername=driver)
+
+
+def _schema(prefix: str) -> tuple[MetaData, Table, Table, Table]:
+    md = MetaData()
+    tasks = Table(
+        f"{prefix}tasks",
+        md,
+        Column("id", _IdType, primary_key=True),
+        Column("tenant", String(), nullable=False),
+        Column("owner_user", String(), nullable=False),
+        Column("context_id", String(), nullable=False),
+        Column("state", Integer(), nullable=False),
+        Column("status_ts_ms", BigInteger(), nullable=False),
+        Column("version", Integer(), nullable=False),
+        Column("data", LargeBinary(), nullable=False),
+    )
+    c = tasks.c
+    Index(f"{prefix}tasks_owner_ts", c.tenant, c.owner_user, c.status_ts_ms.desc(), c.id.desc())
+    Index(f"{prefix}tasks_owner_context", c.tenant, c.owner_user, c.context_id, c.status_ts_ms, c.id)
+    Index(f"{prefix}tasks_owner_state", c.tenant, c.owner_user, c.state, c.status_ts_ms, c.id)
+
+    configs = Table(
+        f"{prefix}push_configs",
+        md,
+        Column("seq", _SeqType, primary_key=True, autoincrement=True),
+        Column("tenant", String(), nullable=False),
+        Column("owner_user", String(), nullable=False),
+        Column("task_id", String(), nullable=False),
+        Column("id", String(), nullable=False),
+        Column("data", LargeBinary(), nullable=False),
+        UniqueConstraint("tenant", "owner_user", "task_id", "id", name=f"{prefix}push_configs_key"),
+    )
+    Index(
+        f"{prefix}push_configs_task",
+        configs.c.tenant,
+        configs.c.owner_user,
+        configs.c.task_id,
+        configs.c.seq,
+    )
+
+    outbox = Table(
+        f"{prefix}push_outbox",
+        md,
+        Column("seq", _SeqType, primary_key=True, autoincrement=True),
+        Column("task_id", String(), nullable=False),
+        Column("config_id", String(), nullable=False),
+        Column("event_id", String(), nullable=False),
+        Column("payload", LargeBinary(), nullable=False),
+        Column("attempts", Integer(), nullable=False, default=0),
+        Column("next_attempt_at", Double(), nullable=False),
+        Column("state", String(16), nullable=False),
+        Column("last_error", Text(), nullable=False, default=""),
+    )
+    o = outbox.c
+    Index(f"{prefix}push_outbox_due", o.state, o.next_attempt_at, o.seq)
+    Index(f"{prefix}push_outbox_config", o.task_id, o.config_id, o.state)
+    return md, tasks, configs, outbox
+
+
+class SqlTaskStore:
+    """The :class:`~a2a_grpc.store.base.TaskStore` protocol over SQLAlchemy's
+    asyncio engine.
+
+    ``url`` is ``sqlite:///PATH`` (parent directories are created; WAL mode)
+    or ``postgresql://USER@HOST[:PORT]/DB``; ``table_prefix`` lets several
+    stores share one database. Construction only checks the URL (ValueError
+    when unsupported); ``open()`` connects and creates missing tables.
+    """
+
+    def __init__(self, url: str, *, table_prefix: str = "a2a_", echo: bool = False) -> None:
+        self.url = async_url(url)
+        self.table_prefix = table_prefix
+        self.metadata, self._tasks, self._configs, self._outbox = _schema(table_prefix)
+        self._echo = echo
+        self._engine: AsyncEngine | None = None
+        self._is_sqlite = self.url.get_backend_name() == "sqlite"
+        # SQLite has one writer at a time: queue this process's writers here
+        # instead of spinning on "database is locked".
+        self._write_lock = asyncio.Lock() if self._is_sqlite else None
+
+    @property
+    def engine(self) -> AsyncEngine:
+        """The open engine (RuntimeError before ``open()``)."""
+        if self._engine is None:
+            raise RuntimeError("SqlTaskStore is not open: await store.open() first")
+        return self._engine
+
+    async def open(self) -> None:
+        """Connects and creates missing tables and indexes. Idempotent."""
+        if self._engine is not None:
+            return
+        kwargs: dict[str, Any] = {"echo": self._echo}
+        if self._is_sqlite:
+            database = self.url.database or ""
+            if database in ("", ":memory:"):
+                kwargs["poolclass"] = StaticPool
+            elif not database.startswith("file:"):
+                await asyncio.to_thread(_make_parent_dir, database)
+            kwargs["connect_args"] = {"timeout": 30}
+        else:
+            kwargs["pool_pre_ping"] = True
+        engine = create_async_engine(self.url, **kwargs)
+        if self._is_sqlite:
+            event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        try:
+            async with engine.begin() as conn:
+                await conn.run_sync(self.metadata.create_all)
+        except BaseException:
+            await engine.dispose()
+            raise
+        self._engine = engine
+
+    async def close(self) -> None:
+        """Closes every pooled connection; ``open()`` may be called again."""
+        if self._engine is not None:
+            engine, self._engine = self._engine, None
+            await engine.dispose()
+
+    async def drop_all(self) -> None:
+        """Drops this store's tables (tests and maintenance; not part of TaskStore)."""
+        async with self.engine.begin() as conn:
+            await conn.run_sync(self.metadata.drop_all)
+
+    @contextlib.asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncConnection]:
+        """One write transaction: commits on success, rolls back on error."""
+        if self._write_lock is None:
+            async with self.engine.begin() as conn:
+                yield conn
+        else:
+            async with self._write_lock, self.engine.begin() as conn:
+                yield conn
+
+    # --- tasks ---------------------------------------------------------------
+
+    async def create(self, task: pb.Task, owner: Owner) -> int:
+        """Inserts ``task`` at version 1 and returns 1.
+
+        Raises TaskExistsError if ``task.id`` is taken by any owner."""
+        try:
+            async with self._write() as conn:
+                await conn.execute(
+                    insert(self._tasks).values(
+                        id=task.id,
+                        tenant=owner.tenant,
+                        owner_user=owner.user,
+                        context_id=task.context_id,
+                        state=task.status.state,
+                        status_ts_ms=status_ts_ms(task),
+                        version=1,
+                        data=task.SerializeToString(),
+                    )
+                )
+        except IntegrityError as exc:
+            raise TaskExistsError(task.id) from exc
+        return 1
+
+    async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
+        """The task and its version, or None when missing or not ``owner``'s."""
+        t = self._tasks.c
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(t.data, t.version).where(
+                        t.id == task_id, t.tenant == owner.tenant, t.owner_user == owner.user
+                    )
+                )
+            ).first()
+        if row is None:
+            return None
+        return StoredTask(pb.Task.FromString(row.data), row.version)
+
+    async def update(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        expected_version: int,
+        *,
+        outbox: Sequence[OutboxEntry] = (),
+    ) -> int:
+        """``UPDATE ... WHERE id AND version = expected_version`` plus the
+        ``outbox`` inserts, in one transaction; returns the new version.
+
+        Raises VersionConflictError (nothing written) when no row matched:
+        the version moved on, or the task is missing or not ``owner``'s."""
+        t = self._tasks.c
+        async with self._write() as conn:
+            result = await conn.execute(
+                update(self._tasks)
+                .where(
+                    t.id == task.id,
+                    t.tenant == owner.tenant,
+                    t.owner_user == owner.user,
+                    t.version == expected_version,
+                )
+                .values(
+                    context_id=task.context_id,
+                    state=task.status.state,
+                    status_ts_ms=status_ts_ms(task),
+                    version=expected_version + 1,
+                    data=task.SerializeToString(),
+                )
+            )
+            if result.rowcount != 1:
+                raise VersionConflictError(task.id)
+            if outbox:
+                now = time.time()
+                await conn.execute(
+                    insert(self._outbox),
+                    [
+                        {
+                            "task_id": e.task_id,
+                            "config_id": e.config_id,
+                            "event_id": e.event_id,
+                            "payload": e.payload,
+                            "attempts": 0,
+                            "next_attempt_at": now,
+                            "state": "pending",
+                            "last_error": "",
+                        }
+                        for e in outbox
+                    ],
+                )
+        return expected_version + 1
+
+    def _filters(self, owner: Owner, query: ListQuery) -> list[Any]:
+        t = self._tasks.c
+        conds: list[Any] = [t.tenant == owner.tenant, t.owner_user == owner.user]
+        if query.context_id:
+            conds.append(t.context_id == query.context_id)
+        if query.state:
+            conds.append(t.state == query.state)
+        if query.status_timestamp_after_ms is not None:
+            conds.append(t.status_ts_ms >= query.status_timestamp_after_ms)
+        return conds
+
+    def page_statement(self, owner: Owner, query: ListQuery) -> Select[Any]:
+        """The keyset-paginated SELECT behind ``list_tasks`` (one row more
+        than the page, to tell whether more follow)."""
+        t = self._tasks.c
+        conds = self._filters(owner, query)
+        if query.after is not None:
+            conds.append(tuple_(t.status_ts_ms, t.id) < tuple_(*query.after))
+        return (
+            select(t.data)
+            .where(*conds)
+            .order_by(t.status_ts_ms.desc(), t.id.desc())
+            .limit(query.page_size + 1)
+        )
+
+    async def list_tasks(self, owner: Owner, query: ListQuery) -> ListPage:
+        """One page of ``owner``'s tasks, newest status first, ties by id
+        descending, after the keyset cursor ``query.after``; ``total_size``
+        is a COUNT with the same filters (spec §3.1.4)."""
+        async with self.engine.connect() as conn:
+            total = (
+                await conn.execute(
+                    select(func.count()).select_from(self._tasks).where(*self._filters(owner, query))
+                )
+            ).scalar_one()
+            rows = (await conn.execute(self.page_statement(owner, query))).scalars().all()
+        tasks = [pb.Task.FromString(data) for data in rows[: query.page_size]]
+        return ListPage(tasks=tasks, has_more=len(rows) > query.page_size, total_size=total)
+
+    # --- push notification configs -------------------------------------------
+
+    def _config_key(self, owner: Owner, task_id: str, config_id: str) -> list[Any]:
+        c = self._configs.c
+        return [c.tenant == owner.tenant, c.owner_user == owner.user, c.task_id == task_id, c.id == config_id]
+
+    async def put_push_config(self, owner: Owner, config: pb.TaskPushNotificationConfig) -> None:
+        """Creates or replaces (keeping its place in creation order) the
+        config keyed by ``config.task_id`` and ``config.id``."""
+        key = self._config_key(owner, config.task_id, config.id)
+        data = config.SerializeToString()
+        for attempt in range(2):
+            try:
+                async with self._write() as conn:
+                    result = await conn.execute(update(self._configs).where(*key).values(data=data))
+                    if result.rowcount == 0:
+                        await conn.execute(
+                            insert(self._configs).values(
+                                tenant=owner.tenant,
+                                owner_user=owner.user,
+                                task_id=config.task_id,
+                                id=config.id,
+                                data=data,
+                            )
+                        )
+                return
+            except IntegrityError:
+                # A concurrent writer inserted the same key first: update it.
+                if attempt:
+                    raise
+
+    async def get_push_config(
+        self, owner: Owner, task_id: str, config_id: str
+    ) -> pb.TaskPushNotificationConfig | None:
+        """The config, or None when missing or not ``owner``'s."""
+        async with self.engine.connect() as conn:
+            data = (
+                await conn.execute(
+                    select(self._configs.c.data).where(*self._config_key(owner, task_id, config_id))
+                )
+            ).scalar_one_or_none()
+        return None if data is None else pb.TaskPushNotificationConfig.FromString(data)
+
+    async def list_push_configs(
+        self, owner: Owner, task_id: str, *, limit: int | None = None, after_id: str | None = None
+    ) -> list[pb.TaskPushNotificationConfig]:
+        """The task's configs in creation order, at most ``limit``, starting
+        after ``after_id`` (nothing when ``after_id`` is not a config of the task)."""
+        c = self._configs.c
+        conds: list[Any] = [c.tenant == owner.tenant, c.owner_user == owner.user, c.task_id == task_id]
+        if after_id is not None:
+            after_seq = select(c.seq).where(*self._config_key(owner, task_id, after_id)).scalar_subquery()
+            conds.append(c.seq > after_seq)
+        stmt = select(c.data).where(*conds).order_by(c.seq)
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(stmt)).scalars().all()
+        return [pb.TaskPushNotificationConfig.FromString(data) for data in rows]
+
+    async def delete_push_config(self, owner: Owner, task_id: str, config_id: str) -> bool:
+        """Removes the config and, in the same transaction, its pending
+        outbox rows; False if absent."""
+        o = self._outbox.c
+        async with self._write() as conn:
+            result = await conn.execute(
+                delete(self._configs).where(*self._config_key(owner, task_id, config_id))
+            )
+            if result.rowcount == 0:
+                return False
+            await conn.execute(
+                delete(self._outbox).where(
+                    o.task_id == task_id, o.config_id == config_id, o.state == "pending"
+                )
+            )
+        return True
+
+    async def count_push_configs(self, owner: Owner, task_id: str | None = None) -> int:
+        """How many configs ``owner`` has (on ``task_id`` only, when given)."""
+        c = self._configs.c
+        conds: list[Any] = [c.tenant == owner.tenant, c.owner_user == owner.user]
+        if task_id is not None:
+            conds.append(c.task_id == task_id)
+        async with self.engine.connect() as conn:
+            return int(
+                (
+                    await conn.execute(select(func.count()).select_from(self._configs).where(*conds))
+                ).scalar_one()
+            )
+
+    # --- push outbox ---------------------------------------------------------
+
+    async def outbox_due(self, now: float, limit: int) -> list[OutboxRecord]:
+        """Pending rows with ``next_attempt_at <= now`` (Unix seconds), lowest
+        ``seq`` first, at most ``limit``."""
+        o = self._outbox.c
+        stmt = (
+            select(self._outbox)
+            .where(o.state == "pending", o.next_attempt_at <= now)
+            .order_by(o.seq)
+            .limit(limit)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(stmt)).all()
+        return [
+            OutboxRecord(
+                seq=r.seq,
+                entry=OutboxEntry(
+                    task_id=r.task_id, config_id=r.config_id, event_id=r.event_id, payload=bytes(r.payload)
+                ),
+                attempts=r.attempts,
+                next_attempt_at=r.next_attempt_at,
+                state=r.state,
+                last_error=r.last_error,
+            )
+            for r in rows
+        ]
+
+    async def outbox_mark(
+        self, seq: int, *, state: str, attempts: int, next_attempt_at: float, last_error: str = ""
+    ) -> None:
+        """Records a delivery attempt's outcome on row ``seq`` (no-op if gone)."""
+        async with self._write() as conn:
+            await conn.execute(
+                update(self._outbox)
+                .where(self._outbox.c.seq == seq)
+                .values(
+                    state=state, attempts=attempts, next_attempt_at=next_attempt_at, last_error=last_error
+                )
+            )
+
+    async def outbox_count(self, state: str) -> int:
+        """How many outbox rows are in ``state``."""
+        async with self.engine.connect() as conn:
+            return int(
+                (
+                    await conn.execute(
+                        select(func.count()).select_from(self._outbox).where(self._outbox.c.state == state)
+                    )
+                ).scalar_one()
+            )
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    """Per-connection SQLite settings: WAL (readers never block the writer),
+    NORMAL sync (durable at checkpoints, safe with WAL) and a busy timeout."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def _make_parent_dir(database: str) -> None:
+    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,387 @@
+"""The shared TaskStore suite: every backend must pass every test here."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from google.protobuf import timestamp_pb2
+
+from a2a_grpc.context import Owner
+from a2a_grpc.store import (
+    ListQuery,
+    OutboxEntry,
+    TaskExistsError,
+    TaskStore,
+    VersionConflictError,
+)
+from a2a_grpc.types import pb
+
+ALICE = Owner("acme", "alice")
+BOB = Owner("acme", "bob")
+OTHER_TENANT = Owner("globex", "alice")
+
+SUBMITTED = pb.TASK_STATE_SUBMITTED
+WORKING = pb.TASK_STATE_WORKING
+COMPLETED = pb.TASK_STATE_COMPLETED
+
+
+def make_task(
+    task_id: str, *, ts_ms: int = 1_700_000_000_000, context_id: str = "ctx-1", state: int = SUBMITTED
+):
+    task = pb.Task(id=task_id, context_id=context_id)
+    task.status.state = state  # type: ignore[assignment]
+    task.status.timestamp.CopyFrom(
+        timestamp_pb2.Timestamp(seconds=ts_ms // 1000, nanos=ts_ms % 1000 * 1_000_000)
+    )
+    task.history.add(message_id=f"m-{task_id}", role=pb.ROLE_USER).parts.add(text="hello")
+    task.artifacts.add(artifact_id=f"a-{task_id}").parts.add(text="result")
+    return task
+
+
+def ids(tasks: list[pb.Task]) -> list[str]:
+    return [t.id for t in tasks]
+
+
+def entry(task_id: str, config_id: str, n: int) -> OutboxEntry:
+    return OutboxEntry(task_id=task_id, config_id=config_id, event_id=f"{task_id}:{n}", payload=b"p%d" % n)
+
+
+def config(
+    task_id: str, config_id: str, url: str = "https://hooks.example.com/a2a"
+) -> pb.TaskPushNotificationConfig:
+    return pb.TaskPushNotificationConfig(task_id=task_id, id=config_id, url=url, token=f"tok-{config_id}")
+
+
+# --- tasks -------------------------------------------------------------------
+
+
+async def test_create_and_get_are_copies(store: TaskStore) -> None:
+    task = make_task("t1")
+    assert await store.create(task, ALICE) == 1
+    task.status.state = COMPLETED  # the caller's object is not the stored one
+    task.history.add(message_id="late")
+
+    got = await store.get("t1", ALICE)
+    assert got is not None and got.version == 1
+    assert got.task == make_task("t1")
+    got.task.artifacts.add(artifact_id="mutated")
+    got.task.status.state = pb.TASK_STATE_FAILED
+
+    again = await store.get("t1", ALICE)
+    assert again is not None and again.task == make_task("t1")
+
+
+async def test_get_missing_is_none(store: TaskStore) -> None:
+    assert await store.get("nope", ALICE) is None
+
+
+async def test_create_duplicate_id_fails_for_any_owner(store: TaskStore) -> None:
+    await store.create(make_task("t1"), ALICE)
+    with pytest.raises(TaskExistsError):
+        await store.create(make_task("t1", state=WORKING), ALICE)
+    with pytest.raises(TaskExistsError):
+        await store.create(make_task("t1", state=WORKING), OTHER_TENANT)
+    got = await store.get("t1", ALICE)
+    assert got is not None and got.version == 1 and got.task.status.state == SUBMITTED
+
+
+async def test_other_owner_sees_nothing(store: TaskStore) -> None:
+    await store.create(make_task("t1"), ALICE)
+    await store.create(make_task("t2"), BOB)
+    assert await store.get("t1", BOB) is None
+    assert await store.get("t1", OTHER_TENANT) is None
+    assert await store.get("t1", Owner()) is None
+
+    page = await store.list_tasks(ALICE, ListQuery())
+    assert ids(page.tasks) == ["t1"] and page.total_size == 1
+    page = await store.list_tasks(OTHER_TENANT, ListQuery())
+    assert page.tasks == [] and page.total_size == 0 and not page.has_more
+
+    with pytest.raises(VersionConflictError):
+        await store.update(make_task("t1", state=COMPLETED), BOB, 1)
+    got = await store.get("t1", ALICE)
+    assert got is not None and got.version == 1 and got.task.status.state == SUBMITTED
+
+
+async def test_update_is_compare_and_swap(store: TaskStore) -> None:
+    await store.create(make_task("t1"), ALICE)
+    assert await store.update(make_task("t1", state=WORKING), ALICE, 1) == 2
+    with pytest.raises(VersionConflictError):
+        await store.update(make_task("t1", state=COMPLETED), ALICE, 1)
+    got = await store.get("t1", ALICE)
+    assert got is not None and got.version == 2 and got.task.status.state == WORKING
+    assert await store.update(make_task("t1", state=COMPLETED), ALICE, 2) == 3
+    with pytest.raises(VersionConflictError):
+        await store.update(make_task("missing"), ALICE, 1)
+
+
+async def test_concurrent_updates_one_wins(store: TaskStore) -> None:
+    await store.create(make_task("t1"), ALICE)
+    results = await asyncio.gather(
+        *(
+            store.update(make_task("t1", state=WORKING, ts_ms=1_700_000_000_000 + i), ALICE, 1)
+            for i in range(5)
+        ),
+        return_exceptions=True,
+    )
+    assert sorted(type(r).__name__ for r in results) == ["VersionConflictError"] * 4 + ["int"]
+    got = await store.get("t1", ALICE)
+    assert got is not None and got.version == 2
+
+
+async def test_update_refreshes_indexed_columns(store: TaskStore) -> None:
+    await store.create(make_task("old", ts_ms=1000), ALICE)
+    await store.create(make_task("new", ts_ms=2000), ALICE)
+    await store.update(make_task("old", ts_ms=3000, state=COMPLETED), ALICE, 1)
+    page = await store.list_tasks(ALICE, ListQuery())
+    assert ids(page.tasks) == ["old", "new"]
+    page = await store.list_tasks(ALICE, ListQuery(state=COMPLETED))
+    assert ids(page.tasks) == ["old"] and page.total_size == 1
+    page = await store.list_tasks(ALICE, ListQuery(state=SUBMITTED))
+    assert ids(page.tasks) == ["new"] and page.total_size == 1
+
+
+# --- ListTasks -------------------------------------------------------------
+
+
+async def test_list_order_newest_first_ties_by_id_desc(store: TaskStore) -> None:
+    for task_id, ts in [("b", 5000), ("a", 5000), ("c", 5000), ("z", 1000), ("y", 9000), ("B", 5000)]:
+        await store.create(make_task(task_id, ts_ms=ts), ALICE)
+    page = await store.list_tasks(ALICE, ListQuery())
+    # Ties compare ids by code point: "c" > "b" > "a" > "B".
+    assert ids(page.tasks) == ["y", "c", "b", "a", "B", "z"]
+    assert page.total_size == 6 and not page.has_more
+    # Listed tasks are full (artifacts, history) and are copies.
+    first = page.tasks[0]
+    assert first == make_task("y", ts_ms=9000)
+    first.history.clear()
+    again = await store.list_tasks(ALICE, ListQuery(page_size=1))
+    assert again.tasks[0] == make_task("y", ts_ms=9000)
+
+
+async def test_list_filters(store: TaskStore) -> None:
+    rows = [
+        ("t1", 1000, "ctx-a", SUBMITTED),
+        ("t2", 2000, "ctx-a", WORKING),
+        ("t3", 3000, "ctx-b", WORKING),
+        ("t4", 4000, "ctx-a", COMPLETED),
+        ("t5", 5000, "ctx-b", COMPLETED),
+        ("t6", 4000, "ctx-a", WORKING),
+    ]
+    for task_id, ts, ctx, state in rows:
+        await store.create(make_task(task_id, ts_ms=ts, context_id=ctx, state=state), ALICE)
+    await store.create(make_task("bob", ts_ms=4500, context_id="ctx-a", state=WORKING), BOB)
+
+    async def listed(**kw: object) -> tuple[list[str], int]:
+        page = await store.list_tasks(ALICE, ListQuery(**kw))  # type: ignore[arg-type]
+        return ids(page.tasks), page.total_size
+
+    assert await listed(context_id="ctx-a") == (["t6", "t4", "t2", "t1"], 4)
+    assert await listed(state=WORKING) == (["t6", "t3", "t2"], 3)
+    assert await listed(context_id="ctx-a", state=WORKING) == (["t6", "t2"], 2)
+    # Inclusive lower bound on the status timestamp.
+    assert await listed(status_timestamp_after_ms=4000) == (["t5", "t6", "t4"], 3)
+    assert await listed(status_timestamp_after_ms=4001) == (["t5"], 1)
+    assert await listed(status_timestamp_after_ms=3000, state=WORKING) == (["t6", "t3"], 2)
+    assert await listed(context_id="ctx-none") == ([], 0)
+    assert await listed(state=pb.TASK_STATE_CANCELED) == ([], 0)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        ListQuery(page_size=4),
+        ListQuery(page_size=3, context_id="ctx-1"),
+        ListQuery(page_size=2, state=WORKING),
+    ],
+    ids=["all", "context", "state"],
+)
+async def test_pagination_walks_every_task_once(store: TaskStore, query: ListQuery) -> None:
+    # 23 tasks, many sharing a timestamp so pages split inside a tie.
+    for i in range(23):
+        await store.create(
+            make_task(
+                f"task-{i:02d}",
+                ts_ms=1_700_000_000_000 + (i // 4) * 1000,
+                context_id="ctx-1" if i % 3 else "ctx-2",
+                state=WORKING if i % 2 else SUBMITTED,
+            ),
+            ALICE,
+        )
+    full = await store.list_tasks(
+        ALICE, ListQuery(page_size=100, context_id=query.context_id, state=query.state)
+    )
+    assert not full.has_more and full.total_size == len(full.tasks) > query.page_size
+    keys = [(t.status.timestamp.ToMilliseconds(), t.id) for t in full.tasks]
+    assert keys == sorted(keys, reverse=True)
+
+    walked: list[str] = []
+    after: tuple[int, str] | None = None
+    pages = 0
+    while True:
+        q = ListQuery(context_id=query.context_id, state=query.state, page_size=query.page_size, after=after)
+        page = await store.list_tasks(ALICE, q)
+        pages += 1
+        assert page.total_size == full.total_size
+        assert 0 < len(page.tasks) <= query.page_size
+        walked += ids(page.tasks)
+        if not page.has_more:
+            break
+        assert len(page.tasks) == query.page_size
+        last = page.tasks[-1]
+        after = (last.status.timestamp.ToMilliseconds(), last.id)
+    assert walked == ids(full.tasks)
+    assert pages == -(-full.total_size // query.page_size)
+
+
+async def test_list_cursor_is_strictly_after(store: TaskStore) -> None:
+    for task_id in ["a", "b", "c"]:
+        await store.create(make_task(task_id, ts_ms=7000), ALICE)
+    page = await store.list_tasks(ALICE, ListQuery(after=(7000, "b")))
+    assert ids(page.tasks) == ["a"] and page.total_size == 3 and not page.has_more
+    # A cursor on a task that no longer sorts there still splits the order.
+    page = await store.list_tasks(ALICE, ListQuery(after=(7000, "bb")))
+    assert ids(page.tasks) == ["b", "a"]
+    page = await store.list_tasks(ALICE, ListQuery(after=(8000, "")))
+    assert ids(page.tasks) == ["c", "b", "a"]
+
+
+async def test_list_empty_owner(store: TaskStore) -> None:
+    page = await store.list_tasks(ALICE, ListQuery())
+    assert page.tasks == [] and not page.has_more and page.total_size == 0
+
+
+# --- push notification configs -------------------------------------------------
+
+
+async def test_push_config_crud(store: TaskStore) -> None:
+    await store.put_push_config(ALICE, config("t1", "c1"))
+    await store.put_push_config(ALICE, config("t1", "c2"))
+    await store.put_push_config(ALICE, config("t2", "c1"))
+
+    got = await store.get_push_config(ALICE, "t1", "c1")
+    assert got == config("t1", "c1")
+    assert got is not None
+    got.url = "https://mutated.example.com"
+    assert await store.get_push_config(ALICE, "t1", "c1") == config("t1", "c1")
+    assert await store.get_push_config(ALICE, "t1", "nope") is None
+    assert await store.get_push_config(BOB, "t1", "c1") is None
+    assert await store.get_push_config(OTHER_TENANT, "t1", "c1") is None
+
+    # Replacing keeps the config's place in creation order.
+    await store.put_push_config(ALICE, config("t1", "c1", url="https://new.example.com/hook"))
+    listed = await store.list_push_configs(ALICE, "t1")
+    assert [c.id for c in listed] == ["c1", "c2"]
+    assert listed[0].url == "https://new.example.com/hook"
+
+    assert await store.count_push_configs(ALICE) == 3
+    assert await store.count_push_configs(ALICE, "t1") == 2
+    assert await store.count_push_configs(ALICE, "t3") == 0
+    assert await store.count_push_configs(BOB) == 0
+    assert await store.list_push_configs(BOB, "t1") == []
+
+    assert await store.delete_push_config(BOB, "t1", "c1") is False
+    assert await store.delete_push_config(ALICE, "t1", "c1") is True
+    assert await store.delete_push_config(ALICE, "t1", "c1") is False
+    assert await store.get_push_config(ALICE, "t1", "c1") is None
+    assert [c.id for c in await store.list_push_configs(ALICE, "t1")] == ["c2"]
+    assert await store.count_push_configs(ALICE) == 2
+
+
+async def test_push_config_paging(store: TaskStore) -> None:
+    # Creation order, not id order.
+    order = ["k", "c", "x", "a", "m", "b", "z"]
+    for cid in order:
+        await store.put_push_config(ALICE, config("t1", cid))
+    await store.put_push_config(ALICE, config("t2", "other"))
+    assert [c.id for c in await store.list_push_configs(ALICE, "t1")] == order
+
+    walked: list[str] = []
+    after: str | None = None
+    while True:
+        page = await store.list_push_configs(ALICE, "t1", limit=3, after_id=after)
+        walked += [c.id for c in page]
+        if len(page) < 3:
+            break
+        after = page[-1].id
+    assert walked == order
+    assert [c.id for c in await store.list_push_configs(ALICE, "t1", after_id="a")] == ["m", "b", "z"]
+    assert await store.list_push_configs(ALICE, "t1", after_id="z") == []
+    assert await store.list_push_configs(ALICE, "t1", after_id="unknown") == []
+    assert await store.list_push_configs(ALICE, "t1", limit=0) == []
+
+
+# --- push outbox ---------------------------------------------------------------
+
+
+async def test_outbox_written_with_update_and_not_on_conflict(store: TaskStore) -> None:
+    await store.create(make_task("t1"), ALICE)
+    await store.update(
+        make_task("t1", state=WORKING), ALICE, 1, outbox=[entry("t1", "c1", 2), entry("t1", "c2", 2)]
+    )
+    assert await store.outbox_count("pending") == 2
+    with pytest.raises(VersionConflictError):
+        await store.update(make_task("t1", state=COMPLETED), ALICE, 1, outbox=[entry("t1", "c1", 3)])
+    with pytest.raises(VersionConflictError):
+        await store.update(make_task("t1", state=COMPLETED), BOB, 2, outbox=[entry("t1", "c1", 3)])
+    assert await store.outbox_count("pending") == 2
+    due = await store.outbox_due(time.time() + 1, 10)
+    assert [r.entry for r in due] == [entry("t1", "c1", 2), entry("t1", "c2", 2)]
+    assert all(r.state == "pending" and r.attempts == 0 and r.last_error == "" for r in due)
+
+
+async def test_outbox_due_order_and_marking(store: TaskStore) -> None:
+    await store.create(make_task("t1"), ALICE)
+    for version in range(1, 5):
+        await store.update(make_task("t1"), ALICE, version, outbox=[entry("t1", "c1", version + 1)])
+    now = time.time() + 1
+    due = await store.outbox_due(now, 10)
+    assert [r.entry.event_id for r in due] == ["t1:2", "t1:3", "t1:4", "t1:5"]
+    seqs = [r.seq for r in due]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 4
+    assert [r.seq for r in await store.outbox_due(now, 2)] == seqs[:2]
+    assert await store.outbox_due(0.0, 10) == []  # created after the epoch: not due yet
+
+    await store.outbox_mark(
+        seqs[0], state="pending", attempts=1, next_attempt_at=now + 60, last_error="HTTP 503"
+    )
+    await store.outbox_mark(seqs[1], state="delivered", attempts=1, next_attempt_at=now)
+    await store.outbox_mark(seqs[2], state="dead", attempts=7, next_attempt_at=now, last_error="gave up")
+    assert [r.seq for r in await store.outbox_due(now, 10)] == [seqs[3]]
+    later = await store.outbox_due(now + 60, 10)  # inclusive: next_attempt_at == now
+    assert [r.seq for r in later] == [seqs[0], seqs[3]]
+    assert later[0].attempts == 1 and later[0].last_error == "HTTP 503"
+    assert later[0].next_attempt_at == pytest.approx(now + 60)
+    assert await store.outbox_count("pending") == 2
+    assert await store.outbox_count("delivered") == 1
+    assert await store.outbox_count("dead") == 1
+    # A row can be put back in the queue.
+    await store.outbox_mark(seqs[2], state="pending", attempts=7, next_attempt_at=now)
+    assert [r.seq for r in await store.outbox_due(now, 10)] == [seqs[2], seqs[3]]
+    assert await store.outbox_count("dead") == 0
+
+
+async def test_delete_push_config_drops_its_pending_rows(store: TaskStore) -> None:
+    await store.create(make_task("t1"), ALICE)
+    await store.put_push_config(ALICE, config("t1", "c1"))
+    await store.put_push_config(ALICE, config("t1", "c2"))
+    await store.update(make_task("t1"), ALICE, 1, outbox=[entry("t1", "c1", 2), entry("t1", "c2", 2)])
+    await store.update(make_task("t1"), ALICE, 2, outbox=[entry("t1", "c1", 3), entry("t1", "c2", 3)])
+    now = time.time() + 1
+    first = (await store.outbox_due(now, 1))[0]
+    assert first.entry.config_id == "c1"
+    await store.outbox_mark(first.seq, state="delivered", attempts=1, next_attempt_at=now)
+
+    assert await store.delete_push_config(ALICE, "t1", "c1")
+    due = await store.outbox_due(now, 10)
+    assert [(r.entry.config_id, r.entry.event_id) for r in due] == [("c2", "t1:2"), ("c2", "t1:3")]
+    assert await store.outbox_count("pending") == 2
+    assert await store.outbox_count("delivered") == 1
+
+
+async def test_open_is_idempotent(store: TaskStore) -> None:
+    await store.create(make_task("t1"), ALICE)
+    await store.open()
+    assert await store.get("t1", ALICE) is not None
