@@ -6,53 +6,11 @@ import asyncio
 import time
 
 import pytest
-from google.protobuf import timestamp_pb2
+from storekit import ALICE, BOB, COMPLETED, OTHER_TENANT, SUBMITTED, WORKING, config, entry, ids, make_task
 
 from a2a_grpc.context import Owner
-from a2a_grpc.store import (
-    ListQuery,
-    OutboxEntry,
-    TaskExistsError,
-    TaskStore,
-    VersionConflictError,
-)
+from a2a_grpc.store import ListQuery, TaskExistsError, TaskStore, VersionConflictError
 from a2a_grpc.types import pb
-
-ALICE = Owner("acme", "alice")
-BOB = Owner("acme", "bob")
-OTHER_TENANT = Owner("globex", "alice")
-
-SUBMITTED = pb.TASK_STATE_SUBMITTED
-WORKING = pb.TASK_STATE_WORKING
-COMPLETED = pb.TASK_STATE_COMPLETED
-
-
-def make_task(
-    task_id: str, *, ts_ms: int = 1_700_000_000_000, context_id: str = "ctx-1", state: int = SUBMITTED
-):
-    task = pb.Task(id=task_id, context_id=context_id)
-    task.status.state = state  # type: ignore[assignment]
-    task.status.timestamp.CopyFrom(
-        timestamp_pb2.Timestamp(seconds=ts_ms // 1000, nanos=ts_ms % 1000 * 1_000_000)
-    )
-    task.history.add(message_id=f"m-{task_id}", role=pb.ROLE_USER).parts.add(text="hello")
-    task.artifacts.add(artifact_id=f"a-{task_id}").parts.add(text="result")
-    return task
-
-
-def ids(tasks: list[pb.Task]) -> list[str]:
-    return [t.id for t in tasks]
-
-
-def entry(task_id: str, config_id: str, n: int) -> OutboxEntry:
-    return OutboxEntry(task_id=task_id, config_id=config_id, event_id=f"{task_id}:{n}", payload=b"p%d" % n)
-
-
-def config(
-    task_id: str, config_id: str, url: str = "https://hooks.example.com/a2a"
-) -> pb.TaskPushNotificationConfig:
-    return pb.TaskPushNotificationConfig(task_id=task_id, id=config_id, url=url, token=f"tok-{config_id}")
-
 
 # --- tasks -------------------------------------------------------------------
 

@@ -1,0 +1,204 @@
+"""What only the SQL store has: restart survival, index use, URLs, open_store."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from storekit import ALICE, COMPLETED, WORKING, config, entry, make_sql_store, make_task, unique_prefix
+
+from a2a_grpc.context import Owner
+from a2a_grpc.store import (
+    InMemoryTaskStore,
+    ListQuery,
+    OutboxEntry,
+    SqlTaskStore,
+    default_store_url,
+    open_store,
+)
+from a2a_grpc.types import pb
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def test_tasks_configs_and_pending_outbox_survive_restart(backend: str, tmp_path: Path) -> None:
+    prefix = unique_prefix()
+    first = await make_sql_store(backend, tmp_path, prefix)
+    await first.open()
+    try:
+        await first.create(make_task("t1", ts_ms=1000), ALICE)
+        await first.create(make_task("t2", ts_ms=2000), ALICE)
+        await first.update(
+            make_task("t1", ts_ms=3000, state=WORKING), ALICE, 1, outbox=[entry("t1", "c1", 2)]
+        )
+        await first.put_push_config(ALICE, config("t1", "c1"))
+        await first.put_push_config(ALICE, config("t1", "c0"))
+        old_seq = (await first.outbox_due(time.time() + 1, 10))[0].seq
+    finally:
+        await first.close()
+
+    second = await make_sql_store(backend, tmp_path, prefix)
+    await second.open()
+    try:
+        got = await second.get("t1", ALICE)
+        assert got is not None and got.version == 2 and got.task == make_task("t1", ts_ms=3000, state=WORKING)
+        page = await second.list_tasks(ALICE, ListQuery())
+        assert [t.id for t in page.tasks] == ["t1", "t2"] and page.total_size == 2
+        assert [c.id for c in await second.list_push_configs(ALICE, "t1")] == ["c1", "c0"]
+        due = await second.outbox_due(time.time() + 1, 10)
+        assert [(r.seq, r.entry, r.state) for r in due] == [(old_seq, entry("t1", "c1", 2), "pending")]
+        # Work continues where it stopped: versions and outbox seqs keep growing.
+        assert (
+            await second.update(make_task("t1", state=COMPLETED), ALICE, 2, outbox=[entry("t1", "c1", 3)])
+            == 3
+        )
+        assert [r.seq for r in await second.outbox_due(time.time() + 1, 10)][-1] > old_seq
+    finally:
+        if backend == "postgresql":
+            await second.drop_all()
+        await second.close()
+
+
+async def _sqlite_plan(store: SqlTaskStore, owner: Owner, query: ListQuery) -> str:
+    stmt = store.page_statement(owner, query)
+    sql = str(stmt.compile(store.engine.sync_engine, compile_kwargs={"literal_binds": True}))
+    async with store.engine.connect() as conn:
+        rows = (await conn.execute(text("EXPLAIN QUERY PLAN " + sql))).all()
+    return "\n".join(str(r[-1]) for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("query", "index"),
+    [
+        (ListQuery(), "tasks_owner_ts"),
+        (ListQuery(after=(5000, "task-3")), "tasks_owner_ts"),
+        (ListQuery(status_timestamp_after_ms=2000), "tasks_owner_ts"),
+        (ListQuery(context_id="ctx-1", after=(5000, "task-3")), "tasks_owner_context"),
+        (ListQuery(state=WORKING, after=(5000, "task-3")), "tasks_owner_state"),
+    ],
+    ids=["plain", "cursor", "since", "context", "state"],
+)
+async def test_sqlite_list_tasks_uses_an_index_and_no_sort(
+    tmp_path: Path, query: ListQuery, index: str
+) -> None:
+    store = SqlTaskStore(f"sqlite:///{tmp_path}/plan.db", table_prefix="p_")
+    await store.open()
+    try:
+        for i in range(40):
+            task = make_task(
+                f"task-{i}", ts_ms=i * 250, context_id=f"ctx-{i % 4}", state=WORKING if i % 5 else COMPLETED
+            )
+            await store.create(task, ALICE if i % 2 else Owner("acme", f"user-{i}"))
+        async with store.engine.begin() as conn:
+            await conn.execute(text("ANALYZE"))
+        plan = await _sqlite_plan(store, ALICE, query)
+        assert f"USING INDEX p_{index}" in plan or f"USING COVERING INDEX p_{index}" in plan, plan
+        assert "TEMP B-TREE" not in plan, plan
+        # The query still answers correctly with that plan.
+        page = await store.list_tasks(ALICE, query)
+        keys = [(t.status.timestamp.ToMilliseconds(), t.id) for t in page.tasks]
+        assert keys == sorted(keys, reverse=True) and keys
+        if query.after:
+            assert all(k < query.after for k in keys)
+    finally:
+        await store.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("query", "index"),
+    [
+        (ListQuery(after=(5000, "task-3")), "tasks_owner_ts"),
+        (ListQuery(context_id="ctx-1", after=(5000, "task-3")), "tasks_owner_context"),
+        (ListQuery(state=WORKING, after=(5000, "task-3")), "tasks_owner_state"),
+    ],
+    ids=["cursor", "context", "state"],
+)
+async def test_postgres_list_tasks_can_use_its_index(tmp_path: Path, query: ListQuery, index: str) -> None:
+    # With sequential scans and sorts priced out, the plan shows whether the
+    # keyset condition and ORDER BY match an index at all (id collation included).
+    prefix = unique_prefix()
+    store = await make_sql_store("postgresql", tmp_path, prefix)
+    await store.open()
+    try:
+        for i in range(120):
+            task = make_task(f"task-{i}", ts_ms=i * 100, context_id=f"ctx-{i % 12}", state=(i % 6) + 1)
+            await store.create(task, ALICE if i % 2 else Owner("acme", f"user-{i % 10}"))
+        async with store.engine.begin() as conn:
+            await conn.execute(text(f"ANALYZE {prefix}tasks"))
+        sql = str(
+            store.page_statement(ALICE, query).compile(
+                store.engine.sync_engine, compile_kwargs={"literal_binds": True}
+            )
+        )
+        async with store.engine.begin() as conn:
+            await conn.execute(text("SET LOCAL enable_seqscan = off"))
+            await conn.execute(text("SET LOCAL enable_sort = off"))
+            plan = "\n".join(r[0] for r in (await conn.execute(text("EXPLAIN " + sql))).all())
+        assert "Index Scan" in plan and f"{prefix}{index}" in plan, plan
+        assert "ROW(status_ts_ms" in plan and "Sort" not in plan, plan
+    finally:
+        await store.drop_all()
+        await store.close()
+
+
+async def test_sqlite_file_is_created_with_parents_and_wal(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "a2a.db"
+    store = SqlTaskStore(f"sqlite:///{path}")
+    await store.open()
+    try:
+        assert path.is_file()
+        async with store.engine.connect() as conn:
+            assert (await conn.execute(text("PRAGMA journal_mode"))).scalar_one() == "wal"
+    finally:
+        await store.close()
+
+
+async def test_default_store_url_uses_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("A2A_GRPC_DATA_DIR", str(tmp_path / "state"))
+    url = default_store_url()
+    assert url == f"sqlite:///{tmp_path}/state/a2a-grpc.db"
+    store = open_store(url)
+    await store.open()
+    try:
+        await store.create(make_task("t1"), ALICE)
+    finally:
+        await store.close()
+    assert (tmp_path / "state" / "a2a-grpc.db").is_file()
+
+    monkeypatch.delenv("A2A_GRPC_DATA_DIR")
+    monkeypatch.chdir(tmp_path)
+    assert default_store_url() == f"sqlite:///{tmp_path}/data/a2a-grpc.db"
+
+
+def test_open_store_picks_the_backend() -> None:
+    assert isinstance(open_store("memory"), InMemoryTaskStore)
+    lite = open_store("sqlite:///var/a2a.db")
+    assert isinstance(lite, SqlTaskStore)
+    assert lite.url.drivername == "sqlite+aiosqlite" and lite.url.database == "var/a2a.db"
+    pg = open_store("postgresql://postgres@127.0.0.1:5432/test")
+    assert isinstance(pg, SqlTaskStore) and pg.url.drivername == "postgresql+asyncpg"
+    assert isinstance(open_store("postgres://u@h/db"), SqlTaskStore)
+    assert isinstance(open_store("sqlite+aiosqlite:////tmp/x.db"), SqlTaskStore)
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "redis://127.0.0.1:6379", "mysql://u@h/db", "memory:", "/tmp/a2a.db", "sqlite+pysqlite:///x"]
+)
+def test_open_store_rejects_unknown_values(bad: str) -> None:
+    with pytest.raises(ValueError, match="unsupported"):
+        open_store(bad)
+
+
+async def test_sql_store_before_open_says_so(tmp_path: Path) -> None:
+    store = SqlTaskStore(f"sqlite:///{tmp_path}/x.db")
+    with pytest.raises(RuntimeError, match="open"):
+        await store.get("t1", ALICE)
+
+
+def test_outbox_entry_payload_roundtrip_type() -> None:
+    # Payloads are serialized StreamResponses; the store keeps them as bytes.
+    resp = pb.StreamResponse(task=make_task("t1"))
+    e = OutboxEntry(task_id="t1", config_id="c", event_id="t1:1", payload=resp.SerializeToString())
+    assert pb.StreamResponse.FromString(e.payload) == resp
