@@ -1,0 +1,48 @@
+"""Built-in agents and the loader behind ``a2a-grpc serve --agent``.
+
+``--agent`` takes a built-in name (``code-review``, the default, or ``echo``)
+or ``package.module:attribute``, where the attribute is an
+:class:`~a2a_grpc.executor.AgentExecutor` instance, or a class or zero-argument
+callable returning one. The executor must have a ``card`` attribute
+(``pb.AgentCard`` without ``supported_interfaces``).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from a2a_grpc.executor import AgentExecutor
+
+__all__ = ["BUILTIN_AGENTS", "load_agent"]
+
+#: Built-in agent names and where they live.
+BUILTIN_AGENTS = {
+    "code-review": "a2a_grpc.agents.code_review:CodeReviewAgent",
+    "echo": "a2a_grpc.agents.echo:EchoAgent",
+}
+
+
+def load_agent(spec: str) -> AgentExecutor:
+    """The AgentExecutor named by ``spec`` (see the module docstring).
+
+    Raises ValueError with a readable reason when it cannot be loaded."""
+    target = BUILTIN_AGENTS.get(spec, spec)
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(
+            f"unknown agent {spec!r}: use one of {', '.join(sorted(BUILTIN_AGENTS))} or package.module:attribute"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module_name!r} for agent {spec!r}: {exc}") from exc
+    try:
+        obj = getattr(module, attr)
+    except AttributeError:
+        raise ValueError(f"module {module_name!r} has no attribute {attr!r}") from None
+    agent = obj if isinstance(obj, AgentExecutor) else obj() if callable(obj) else obj
+    if not isinstance(agent, AgentExecutor):
+        raise ValueError(f"{target} is not an AgentExecutor (nor a class/factory returning one)")
+    if not getattr(agent, "card", None) or not agent.card.name:
+        raise ValueError(f"{target} has no card (a pb.AgentCard attribute named 'card')")
+    return agent

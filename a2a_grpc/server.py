@@ -1,0 +1,206 @@
+"""A2AServer: the gRPC server and the HTTP gateway in one process and loop.
+
+``grpc.aio`` serves ``lf.a2a.v1.A2AService`` natively (with server reflection
+and ``grpc.health.v1``), and an aiohttp application serves JSON-RPC 2.0,
+HTTP+JSON and the Agent Card by calling the *same* servicer object in process
+(design.md). Shutdown is graceful: health turns NOT_SERVING, new calls are
+refused, in-flight calls get ``grace_seconds`` to finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from a2a_grpc.card import BINDINGS, build_card
+from a2a_grpc.executor import AgentExecutor
+from a2a_grpc.handler import HandlerConfig, PushSink, RequestHandler
+from a2a_grpc.servicer import A2AServicer
+from a2a_grpc.store.base import TaskStore
+from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
+
+__all__ = ["A2AServer", "ServerConfig"]
+
+log = logging.getLogger("a2a_grpc.server")
+
+
+@dataclass(slots=True)
+class ServerConfig:
+    """Where and how the server listens.
+
+    Ports 0 pick free ports (read them back from ``A2AServer.grpc_port`` /
+    ``http_port``); ``http_port=None`` serves gRPC only. ``public_url`` is the
+    HTTP base URL advertised in the Agent Card (default
+    ``http://host:http_port``); ``public_grpc`` the advertised gRPC
+    ``host:port``. ``max_message_bytes`` caps requests and responses on both
+    transports (bytes). ``grace_seconds``: shutdown grace period.
+    """
+
+    host: str = "127.0.0.1"
+    grpc_port: int = 50051
+    http_port: int | None = 8080
+    public_url: str | None = None
+    public_grpc: str | None = None
+    max_message_bytes: int = 16 * 1024 * 1024
+    grace_seconds: float = 5.0
+    interface_order: Sequence[str] = BINDINGS
+    keepalive_seconds: float = 15.0
+    card_max_age_seconds: int = 300
+    handler: HandlerConfig = field(default_factory=HandlerConfig)
+
+
+class A2AServer:
+    """Serves one agent over gRPC, JSON-RPC and HTTP+JSON.
+
+    ``push`` (a PushSink, e.g. ``a2a_grpc.push.PushDispatcher``) turns push
+    notifications on and declares them in the card; it is started and stopped
+    with the server when it has ``start``/``stop`` coroutines.
+    """
+
+    def __init__(
+        self,
+        executor: AgentExecutor,
+        store: TaskStore,
+        config: ServerConfig | None = None,
+        *,
+        push: PushSink | None = None,
+        extended_card: pb.AgentCard | None = None,
+    ) -> None:
+        self.config = config or ServerConfig()
+        self.executor = executor
+        self.store = store
+        self.push = push
+        self.config.handler.max_request_bytes = self.config.max_message_bytes
+        self.handler = RequestHandler(
+            executor,
+            store,
+            build_card(executor.card, {}, push=push is not None),
+            config=self.config.handler,
+            extended_card=extended_card,
+            push=push,
+        )
+        self.servicer = A2AServicer(self.handler)
+        self.grpc_port = 0
+        self.http_port: int | None = None
+        self._grpc: grpc.aio.Server | None = None
+        self._health: health.aio.HealthServicer | None = None
+        self._runner: Any = None
+        self._stopped = asyncio.Event()
+
+    @property
+    def card(self) -> pb.AgentCard:
+        """The public Agent Card as served (interfaces filled after start)."""
+        return self.handler.card
+
+    def _urls(self) -> dict[str, str]:
+        cfg = self.config
+        host = cfg.host if cfg.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        urls = {"GRPC": cfg.public_grpc or f"{host}:{self.grpc_port}"}
+        if self.http_port is not None:
+            base = (cfg.public_url or f"http://{host}:{self.http_port}").rstrip("/")
+            urls["JSONRPC"] = base + "/"
+            urls["HTTP+JSON"] = base
+        return urls
+
+    async def start(self) -> None:
+        """Opens the store, binds both servers and starts serving."""
+        cfg = self.config
+        await self.store.open()
+        start = getattr(self.push, "start", None)
+        if start is not None:
+            await start()
+        limit = cfg.max_message_bytes
+        server = grpc.aio.server(
+            options=[
+                # gRPC itself refuses only far larger messages, so that an
+                # oversize request reaches validation and gets INVALID_ARGUMENT
+                # with a field violation instead of a bare RESOURCE_EXHAUSTED.
+                ("grpc.max_receive_message_length", limit * 2 + 1024 * 1024),
+                ("grpc.max_send_message_length", limit * 2 + 1024 * 1024),
+                ("grpc.so_reuseport", 0),
+            ]
+        )
+        pb_grpc.add_A2AServiceServicer_to_server(self.servicer, server)
+        self._health = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        reflection.enable_server_reflection(
+            (
+                SERVICE_NAME,
+                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+                reflection.SERVICE_NAME,
+            ),
+            server,
+        )
+        self.grpc_port = server.add_insecure_port(f"{_bracket(cfg.host)}:{cfg.grpc_port}")
+        if self.grpc_port == 0:
+            raise OSError(f"cannot listen for gRPC on {cfg.host}:{cfg.grpc_port}")
+        self._grpc = server
+        if cfg.http_port is not None:
+            from aiohttp import web
+
+            from gateway.app import create_app
+
+            app = create_app(
+                self.servicer,
+                lambda: self.handler.card,
+                keepalive_seconds=cfg.keepalive_seconds,
+                card_max_age_seconds=cfg.card_max_age_seconds,
+                max_body_bytes=limit,
+            )
+            runner = web.AppRunner(
+                app, access_log=None, handle_signals=False, shutdown_timeout=cfg.grace_seconds
+            )
+            await runner.setup()
+            site = web.TCPSite(runner, cfg.host, cfg.http_port)
+            await site.start()
+            self._runner = runner
+            sockets = getattr(site._server, "sockets", None) or []
+            self.http_port = sockets[0].getsockname()[1] if sockets else cfg.http_port
+        self.handler.card = build_card(
+            self.executor.card, self._urls(), order=cfg.interface_order, push=self.push is not None
+        )
+        await server.start()
+        await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
+        log.info("serving %s: gRPC %s, HTTP %s", self.card.name, self.grpc_port, self.http_port)
+
+    async def stop(self, grace_seconds: float | None = None) -> None:
+        """Graceful shutdown: NOT_SERVING, drain for ``grace_seconds``, close."""
+        grace = self.config.grace_seconds if grace_seconds is None else grace_seconds
+        if self._health is not None:
+            await self._health.enter_graceful_shutdown()
+        stops = []
+        if self._grpc is not None:
+            stops.append(self._grpc.stop(grace))
+        stops.append(self.handler.close(grace))
+        await asyncio.gather(*stops, return_exceptions=True)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        stop = getattr(self.push, "stop", None)
+        if stop is not None:
+            await stop()
+        await self.store.close()
+        self._stopped.set()
+
+    async def wait_stopped(self) -> None:
+        """Returns once :meth:`stop` has completed."""
+        await self._stopped.wait()
+
+    async def __aenter__(self) -> A2AServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
