@@ -1,0 +1,96 @@
+"""The aiohttp application serving JSON-RPC, HTTP+JSON and the Agent Card.
+
+:func:`create_app` mounts, onto the very servicer object the gRPC server runs:
+
+* JSON-RPC 2.0 at ``POST jsonrpc_path`` (:mod:`gateway.jsonrpc`);
+* HTTP+JSON at ``rest_prefix`` + the paths of the proto's ``google.api.http``
+  rules, compiled at start-up (:mod:`gateway.routes`, :mod:`gateway.rest`);
+* the public Agent Card at ``/.well-known/agent-card.json`` and the legacy
+  ``/.well-known/agent.json`` (:mod:`gateway.card`).
+
+On shutdown, open SSE streams end cleanly (their generators are closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from a2a_grpc.types import pb
+from gateway.card import CardEndpoint
+from gateway.jsonrpc import JsonRpcBinding
+from gateway.rest import RestBinding
+from gateway.routes import RouteTable, compile_service
+
+__all__ = [
+    "CARD_PATHS",
+    "ROUTES_KEY",
+    "SERVICER_KEY",
+    "STOPPING_KEY",
+    "create_app",
+]
+
+#: Where the public Agent Card is served (spec §8.2; legacy v0.2 path second).
+CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+
+SERVICER_KEY = web.AppKey("a2a_servicer", object)
+ROUTES_KEY = web.AppKey("a2a_routes", RouteTable)
+STOPPING_KEY = web.AppKey("a2a_stopping", asyncio.Event)
+
+#: Default limit of a request body: a 16 MiB gRPC message grows by a third in base64.
+DEFAULT_MAX_BODY_BYTES = 24 * 1024 * 1024
+
+
+def create_app(
+    servicer: Any,
+    card_source: Callable[[], pb.AgentCard],
+    *,
+    jsonrpc_path: str = "/",
+    rest_prefix: str = "",
+    keepalive_seconds: float = 15.0,
+    card_max_age_seconds: int = 300,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> web.Application:
+    """Builds the gateway application.
+
+    ``servicer`` is an ``a2a_grpc.servicer.A2AServicer`` (any object with the
+    generated method names taking ``(request, context)``); ``card_source`` a
+    zero-argument callable returning the current public ``pb.AgentCard``.
+    ``keepalive_seconds`` is the SSE keep-alive comment interval,
+    ``card_max_age_seconds`` the card's ``Cache-Control: max-age``, and
+    ``max_body_bytes`` the largest accepted request body (larger ones get
+    RESOURCE_EXHAUSTED).
+    """
+    if not jsonrpc_path.startswith("/"):
+        raise ValueError(f"jsonrpc_path must start with '/': {jsonrpc_path!r}")
+    prefix = rest_prefix.rstrip("/")
+    if prefix and not prefix.startswith("/"):
+        raise ValueError(f"rest_prefix must start with '/': {rest_prefix!r}")
+
+    service = pb.DESCRIPTOR.services_by_name["A2AService"]
+    table = compile_service(service)
+    stopping = asyncio.Event()
+
+    app = web.Application(client_max_size=max_body_bytes)
+    app[SERVICER_KEY] = servicer
+    app[ROUTES_KEY] = table
+    app[STOPPING_KEY] = stopping
+
+    card = CardEndpoint(card_source, max_age_seconds=card_max_age_seconds)
+    for path in CARD_PATHS:
+        app.router.add_get(path, card.handle)
+
+    jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive_seconds, stopping=stopping)
+    app.router.add_post(jsonrpc_path, jsonrpc.handle)
+
+    rest = RestBinding(servicer, table, prefix=prefix, keepalive=keepalive_seconds, stopping=stopping)
+    app.router.add_route("*", prefix + "/{tail:.*}", rest.handle)
+
+    async def _on_shutdown(_: web.Application) -> None:
+        stopping.set()
+
+    app.on_shutdown.append(_on_shutdown)
+    return app

@@ -1,0 +1,62 @@
+"""Request bodies of both HTTP bindings: content type first, then JSON.
+
+Accepted content types are ``application/json`` and ``application/a2a+json``
+(optionally with ``charset=utf-8``), spec §7.5 / §11.1. Anything else is
+refused with CONTENT_TYPE_NOT_SUPPORTED *before* the body is read; a request
+without a body needs no content type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from a2a_grpc.errors import A2AError, ErrorCode
+from gateway import codec
+
+__all__ = ["JSON_TYPES", "check_content_type", "read_json"]
+
+JSON_TYPES = frozenset({"application/json", "application/a2a+json"})
+
+
+def check_content_type(request: web.Request) -> None:
+    """Raises A2AError(CONTENT_TYPE_NOT_SUPPORTED) unless the request's
+    ``Content-Type`` is JSON (or absent on a request without a body)."""
+    raw = request.headers.get("Content-Type")
+    if raw is None or not raw.strip():
+        if request.can_read_body:
+            raise A2AError(
+                ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
+                "a request body needs Content-Type application/json or application/a2a+json",
+            )
+        return
+    mime, *params = (p.strip() for p in raw.split(";"))
+    if mime.lower() not in JSON_TYPES:
+        raise A2AError(
+            ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
+            f"content type {mime!r} is not supported; use application/json or application/a2a+json",
+        )
+    for param in params:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            raise A2AError(
+                ErrorCode.CONTENT_TYPE_NOT_SUPPORTED, f"charset {value.strip()!r} is not supported"
+            )
+
+
+async def read_json(request: web.Request) -> Any:
+    """The parsed JSON body, or None when the body is empty. Raises
+    A2AError: CONTENT_TYPE_NOT_SUPPORTED, RESOURCE_EXHAUSTED (too large),
+    PARSE_ERROR (not JSON)."""
+    check_content_type(request)
+    try:
+        data = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise A2AError(
+            ErrorCode.RESOURCE_EXHAUSTED,
+            f"request body larger than {request.app._client_max_size} bytes",
+        ) from None
+    if not data.strip():
+        return None
+    return codec.loads(data)

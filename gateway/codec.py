@@ -1,0 +1,258 @@
+"""Every ProtoJSON setting of the gateway, in one place.
+
+Output (spec §5.5, §5.6.1, §5.7; design.md "empty-but-required JSON"):
+
+* lowerCamelCase ``json_name`` keys, enum values by name, ``bytes`` as base64;
+* ``google.protobuf.Timestamp`` as UTC ``Z`` with exactly three fractional
+  digits (``2026-11-30T12:00:00.000Z``);
+* fields marked ``(google.api.field_behavior) = REQUIRED`` that have no
+  presence (strings, numbers, repeated, maps) are always written, even when they
+  hold their default — so ``ListTasksResponse`` always carries ``tasks: []``,
+  ``nextPageToken: ""``, ``pageSize`` and ``totalSize``. Other default-valued
+  fields stay omitted (no global ``always_print_fields_with_no_presence``);
+* raw UTF-8 (non-ASCII is not escaped) except U+2028/U+2029, which are escaped
+  so that a document is always safe inside one SSE ``data:`` line.
+
+Input: strict JSON (no NaN/Infinity), unknown fields ignored (spec §5.7).
+Failures raise :class:`~a2a_grpc.errors.A2AError`: PARSE_ERROR for bytes that
+are not JSON, INVALID_PARAMS (with a ``google.rpc.BadRequest`` field violation)
+for JSON that does not fit the message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from google.api import field_behavior_pb2
+from google.protobuf import descriptor, json_format, message, message_factory
+
+from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
+
+__all__ = ["dumps", "loads", "message_class", "parse", "to_dict", "to_json"]
+
+M = TypeVar("M", bound=message.Message)
+
+_FD = descriptor.FieldDescriptor
+# Descriptor stubs type many attributes as Optional; walk them untyped.
+_Field = Any
+_Desc = Any
+_TIMESTAMP = "google.protobuf.Timestamp"
+# Well-known types json_format renders as scalars or free-form JSON: never walked.
+_OPAQUE = frozenset(
+    {
+        "google.protobuf.Any",
+        "google.protobuf.Duration",
+        "google.protobuf.Empty",
+        "google.protobuf.FieldMask",
+        "google.protobuf.ListValue",
+        "google.protobuf.Struct",
+        "google.protobuf.Value",
+        _TIMESTAMP,
+        *(
+            f"google.protobuf.{w}Value"
+            for w in ("Bool", "Bytes", "Double", "Float", "Int32", "Int64", "String", "UInt32", "UInt64")
+        ),
+    }
+)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What to fix in the dict of one message type after MessageToDict."""
+
+    required: list[tuple[str, Any]] = field(default_factory=list)  # (json name, default)
+    timestamps: list[tuple[str, bool]] = field(default_factory=list)  # (json name, repeated)
+    children: list[tuple[str, str, _Plan]] = field(
+        default_factory=list
+    )  # (json name, "one"|"list"|"map", plan)
+    building: bool = True
+
+    def empty(self) -> bool:
+        return not (self.building or self.required or self.timestamps or self.children)
+
+
+_PLANS: dict[str, _Plan] = {}
+
+
+def _is_required(fd: _Field) -> bool:
+    if not fd.has_options:
+        return False
+    return field_behavior_pb2.REQUIRED in fd.GetOptions().Extensions[field_behavior_pb2.field_behavior]
+
+
+def _is_map(fd: _Field) -> bool:
+    return (
+        fd.type == _FD.TYPE_MESSAGE
+        and fd.is_repeated
+        and fd.message_type.has_options
+        and fd.message_type.GetOptions().map_entry
+    )
+
+
+def _default_json(fd: _Field) -> Any:
+    if _is_map(fd):
+        return {}
+    if fd.is_repeated:
+        return []
+    if fd.type == _FD.TYPE_ENUM:
+        return fd.enum_type.values_by_number[0].name if 0 in fd.enum_type.values_by_number else 0
+    if fd.type in (_FD.TYPE_STRING, _FD.TYPE_BYTES):
+        return ""
+    if fd.type == _FD.TYPE_BOOL:
+        return False
+    if fd.type in (_FD.TYPE_INT64, _FD.TYPE_UINT64, _FD.TYPE_SINT64, _FD.TYPE_FIXED64, _FD.TYPE_SFIXED64):
+        return "0"  # ProtoJSON writes 64-bit integers as strings
+    return 0
+
+
+def _plan(desc: _Desc) -> _Plan:
+    plan = _PLANS.get(desc.full_name)
+    if plan is not None:
+        return plan
+    plan = _PLANS[desc.full_name] = _Plan()
+    for fd in desc.fields:
+        if _is_required(fd) and not fd.has_presence:
+            plan.required.append((fd.json_name, _default_json(fd)))
+        if fd.type != _FD.TYPE_MESSAGE:
+            continue
+        if fd.message_type.full_name == _TIMESTAMP:
+            if not _is_map(fd):
+                plan.timestamps.append((fd.json_name, fd.is_repeated))
+            continue
+        if fd.message_type.full_name in _OPAQUE:
+            continue
+        if _is_map(fd):
+            value_fd = fd.message_type.fields_by_name["value"]
+            if value_fd.type != _FD.TYPE_MESSAGE or value_fd.message_type.full_name in _OPAQUE:
+                continue
+            child = _plan(value_fd.message_type)
+            kind = "map"
+        else:
+            child = _plan(fd.message_type)
+            kind = "list" if fd.is_repeated else "one"
+        if not child.empty():
+            plan.children.append((fd.json_name, kind, child))
+    plan.building = False
+    return plan
+
+
+def _millis(value: str) -> str:
+    """Rewrites a json_format timestamp (0, 3, 6 or 9 fractional digits) to
+    exactly three."""
+    if not value.endswith("Z"):
+        return value
+    dot = value.find(".", 19)
+    if dot == -1:
+        return value[:-1] + ".000Z"
+    return value[: dot + 1] + (value[dot + 1 : -1] + "000")[:3] + "Z"
+
+
+def _fix(obj: dict[str, Any], plan: _Plan) -> None:
+    for name, default in plan.required:
+        if name not in obj:
+            obj[name] = [] if isinstance(default, list) else {} if isinstance(default, dict) else default
+    for name, repeated in plan.timestamps:
+        ts = obj.get(name)
+        if ts is not None:
+            obj[name] = [_millis(t) for t in ts] if repeated else _millis(ts)
+    for name, kind, child in plan.children:
+        value = obj.get(name)
+        if value is None:
+            continue
+        if kind == "one":
+            _fix(value, child)
+        elif kind == "list":
+            for item in value:
+                _fix(item, child)
+        else:
+            for item in value.values():
+                _fix(item, child)
+
+
+def to_dict(msg: message.Message) -> dict[str, Any]:
+    """The ProtoJSON object of ``msg`` (a dict ready for :func:`dumps`)."""
+    out = json_format.MessageToDict(msg)
+    desc = msg.DESCRIPTOR
+    if desc.full_name in _OPAQUE:
+        return out
+    _fix(out, _plan(desc))
+    return out
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON text of a dict/list built from :func:`to_dict` output:
+    raw UTF-8, with U+2028 and U+2029 escaped (SSE-safe, one line)."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    if "\u2028" in text or "\u2029" in text:
+        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return text
+
+
+def to_json(msg: message.Message) -> str:
+    """``dumps(to_dict(msg))``."""
+    return dumps(to_dict(msg))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads(body: bytes | str) -> Any:
+    """Parses a request body as strict JSON (UTF-8; NaN and Infinity are
+    rejected). Raises A2AError(PARSE_ERROR)."""
+    try:
+        return json.loads(body, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise A2AError(ErrorCode.PARSE_ERROR, f"invalid JSON: {exc}") from None
+
+
+_FIELD_RE = re.compile(r"Failed to parse (\w+) field")
+
+
+def _field_path(desc: _Desc, names: list[str]) -> str:
+    """json_format's field names (as the client wrote them) → proto names."""
+    out: list[str] = []
+    current: _Desc | None = desc
+    for name in names:
+        fd = None
+        if current is not None:
+            fd = current.fields_by_name.get(name) or next(
+                (f for f in current.fields if f.json_name == name), None
+            )
+        out.append(fd.name if fd is not None else name)
+        current = fd.message_type if fd is not None and fd.type == _FD.TYPE_MESSAGE else None
+    return ".".join(out)
+
+
+def parse(obj: Any, msg: M, *, prefix: str = "") -> M:
+    """Merges the ProtoJSON value ``obj`` into ``msg`` (unknown fields are
+    ignored) and returns ``msg``. Raises A2AError(INVALID_PARAMS) with a
+    BadRequest field violation naming the offending field (proto names,
+    dotted, under ``prefix``)."""
+    if not isinstance(obj, dict):
+        raise A2AError.invalid_params(
+            FieldViolation(prefix, f"must be a JSON object ({msg.DESCRIPTOR.full_name})")
+        )
+    try:
+        json_format.ParseDict(obj, msg, ignore_unknown_fields=True)
+    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
+        text = str(exc)
+        path = _field_path(msg.DESCRIPTOR, _FIELD_RE.findall(text))
+        full = ".".join(p for p in (prefix, path) if p)
+        reason = text.rsplit("field: ", 1)[-1].rstrip(".") if "field: " in text else text
+        raise A2AError.invalid_params(FieldViolation(full, reason)) from None
+    return msg
+
+
+_CLASSES: dict[str, type[message.Message]] = {}
+
+
+def message_class(desc: _Desc) -> type[message.Message]:
+    """The generated class of a message descriptor (cached)."""
+    cls = _CLASSES.get(desc.full_name)
+    if cls is None:
+        cls = _CLASSES[desc.full_name] = message_factory.GetMessageClass(desc)
+    return cls

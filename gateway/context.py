@@ -1,0 +1,139 @@
+"""The servicer's view of an HTTP request: :class:`GatewayContext`.
+
+It implements :class:`a2a_grpc.context.RpcContext` — the subset of
+``grpc.aio.ServicerContext`` the servicer uses — so JSON-RPC and HTTP+JSON
+calls run through exactly the same servicer code as gRPC calls:
+
+* metadata in: the request headers, lower-cased, plus ``a2a-version`` from the
+  ``A2A-Version`` query parameter when given (spec §3.6.1, §7.2);
+* metadata out: initial and trailing metadata are collected; ``a2a-*`` keys
+  become response headers (``a2a-extensions`` → ``A2A-Extensions``, spec §7.3);
+* ``abort`` raises :class:`~gateway.errors.GatewayAbort` carrying the rich
+  ``google.rpc.Status`` from the ``grpc-status-details-bin`` trailer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn
+
+import grpc
+from aiohttp import web
+from google.protobuf.message import DecodeError
+from google.rpc import status_pb2
+
+from a2a_grpc.context import VERSION_KEY
+from a2a_grpc.errors import A2AError, ErrorCode
+from gateway.errors import GatewayAbort
+
+__all__ = ["GatewayAbort", "GatewayContext"]
+
+_DETAILS_KEY = "grpc-status-details-bin"
+_VERSION_QUERY = "a2a-version"
+
+
+def _code_number(code: Any) -> int:
+    if isinstance(code, grpc.StatusCode):
+        return int(code.value[0])
+    return int(code)
+
+
+class GatewayContext:
+    """A ``grpc.aio.ServicerContext`` stand-in built from one aiohttp request."""
+
+    def __init__(self, request: web.Request) -> None:
+        self._request = request
+        md: list[tuple[str, str | bytes]] = [(k.lower(), v) for k, v in request.headers.items()]
+        if VERSION_KEY not in {k for k, _ in md}:
+            for key, value in request.query.items():
+                if key.lower() == _VERSION_QUERY:
+                    md.append((VERSION_KEY, value))
+                    break
+        self._metadata = tuple(md)
+        self.initial_metadata: list[tuple[str, str | bytes]] = []
+        self.trailing_metadata: list[tuple[str, str | bytes]] = []
+        self._cancelled = False
+
+    # --- RpcContext -------------------------------------------------------
+
+    def invocation_metadata(self) -> Sequence[tuple[str, str | bytes]]:
+        """The request headers as (lower-case key, value) pairs."""
+        return self._metadata
+
+    def peer(self) -> str:
+        """The caller's address in gRPC form (``ipv4:127.0.0.1:5555``)."""
+        transport = self._request.transport
+        peername = transport.get_extra_info("peername") if transport is not None else None
+        if isinstance(peername, tuple) and len(peername) >= 2:
+            host, port = peername[0], peername[1]
+            return f"ipv6:[{host}]:{port}" if ":" in str(host) else f"ipv4:{host}:{port}"
+        return f"unix:{peername}" if peername else "unknown"
+
+    def time_remaining(self) -> float | None:
+        """HTTP requests carry no deadline: None."""
+        return None
+
+    async def send_initial_metadata(self, initial_metadata: Sequence[tuple[str, str | bytes]]) -> None:
+        """Collects metadata that becomes response headers."""
+        self.initial_metadata.extend(initial_metadata)
+
+    def set_trailing_metadata(self, trailing_metadata: Sequence[tuple[str, str | bytes]]) -> None:
+        """Collects trailing metadata (headers of a unary response)."""
+        self.trailing_metadata = list(trailing_metadata)
+
+    async def abort(self, code: Any, details: str = "", trailing_metadata: Any = ()) -> NoReturn:
+        """Ends the call: raises GatewayAbort with the status from the
+        ``grpc-status-details-bin`` entry of ``trailing_metadata``, or one built
+        from ``code`` and ``details`` (with the ErrorInfo of the table row for
+        that code) when there is none."""
+        raise GatewayAbort(self._status(code, details, trailing_metadata or ()))
+
+    async def abort_with_status(self, status: Any) -> NoReturn:
+        """``grpc.aio`` compatible: aborts with a ``grpc.Status`` object."""
+        await self.abort(status.code, status.details, status.trailing_metadata)
+
+    def cancelled(self) -> bool:
+        """True once the client went away (streams only)."""
+        return self._cancelled
+
+    def done(self) -> bool:
+        return self._cancelled
+
+    # --- gateway side -----------------------------------------------------
+
+    def _status(
+        self, code: Any, details: str, trailing: Iterable[tuple[str, str | bytes]]
+    ) -> status_pb2.Status:
+        rest: list[tuple[str, str | bytes]] = []
+        status: status_pb2.Status | None = None
+        for key, value in trailing:
+            if key.lower() == _DETAILS_KEY and isinstance(value, bytes):
+                try:
+                    status = status_pb2.Status.FromString(value)
+                except DecodeError:
+                    status = None
+            else:
+                rest.append((key, value))
+        self.trailing_metadata.extend(rest)
+        number = _code_number(code)
+        if status is not None and (status.code == number or not number):
+            return status
+        grpc_code = next((c for c in grpc.StatusCode if c.value[0] == number), grpc.StatusCode.UNKNOWN)
+        fallback = A2AError(ErrorCode.from_grpc_code(grpc_code), details or None).to_status()
+        fallback.code = number
+        return fallback
+
+    def mark_cancelled(self) -> None:
+        self._cancelled = True
+
+    def response_headers(self) -> dict[str, str]:
+        """``a2a-*`` response metadata as HTTP headers (``A2A-Extensions``);
+        repeated keys are comma-joined."""
+        out: dict[str, list[str]] = {}
+        for key, value in (*self.initial_metadata, *self.trailing_metadata):
+            k = key.lower()
+            if not k.startswith("a2a-") or k.endswith("-bin"):
+                continue
+            text = value.decode() if isinstance(value, bytes) else str(value)
+            out.setdefault("A2A-" + "-".join(p.capitalize() for p in k[4:].split("-")), []).append(text)
+        return {k: ", ".join(v) for k, v in out.items()}

@@ -1,0 +1,159 @@
+"""JSON-RPC 2.0 binding (spec §9): envelope → ``methods_by_name`` → servicer.
+
+A request is ``{"jsonrpc": "2.0", "id": <string|number>, "method": <RPC name>,
+"params": <ProtoJSON of the RPC's input message>}``; the method names are the
+RPC names of the service descriptor (no dispatch table is written by hand).
+Unary RPCs answer ``{"jsonrpc": "2.0", "id": <same>, "result": <ProtoJSON of
+the output>}`` with ``Content-Type: application/json``; streaming RPCs answer
+SSE whose every event is such a response envelope carrying one
+``StreamResponse`` (spec §9.4.2).
+
+Errors are answered with HTTP 200 and ``{"jsonrpc": "2.0", "id": <same, or
+null when unusable>, "error": {"code", "message", "data": [...]}}``
+(design.md A11, A21): -32700 body not JSON, -32600 not a request object
+(batches included), -32601 unknown method, -32602 params that do not fit the
+input message (with a ``google.rpc.BadRequest``), -32603 internal, and the A2A
+codes of the error table; ``data`` always carries ``google.rpc.ErrorInfo``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from aiohttp import web
+from google.protobuf import descriptor
+from google.rpc import status_pb2
+
+from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
+from gateway import codec
+from gateway.body import read_json
+from gateway.context import GatewayContext
+from gateway.errors import GatewayAbort, jsonrpc_error, status_of
+from gateway.sse import stream
+
+__all__ = ["JSONRPC_CONTENT_TYPE", "JsonRpcBinding"]
+
+log = logging.getLogger(__name__)
+
+JSONRPC_CONTENT_TYPE = "application/json"
+Id = str | int | float | None
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def error_envelope(request_id: Id, status: status_pb2.Status) -> dict[str, Any]:
+    """A JSON-RPC error response object."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(status)}
+
+
+def _respond(payload: dict[str, Any], headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        text=codec.dumps(payload), content_type=JSONRPC_CONTENT_TYPE, charset="utf-8", headers=headers
+    )
+
+
+class _Reject(Exception):
+    def __init__(self, request_id: Id, error: A2AError) -> None:
+        self.request_id = request_id
+        self.error = error
+
+
+class JsonRpcBinding:
+    """Serves every RPC of ``service`` onto ``servicer`` at one POST URL."""
+
+    def __init__(
+        self,
+        servicer: Any,
+        service: descriptor.ServiceDescriptor,
+        *,
+        keepalive: float = 15.0,
+        stopping: asyncio.Event | None = None,
+    ) -> None:
+        self.servicer = servicer
+        self.service = service
+        self.keepalive = keepalive
+        self.stopping = stopping
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """aiohttp handler for POST at the JSON-RPC URL."""
+        try:
+            request_id, method, message = await self._parse(request)
+        except _Reject as rej:
+            return _respond(error_envelope(rej.request_id, rej.error.to_status()))
+        handler = getattr(self.servicer, method.name, None)
+        if handler is None:
+            err = A2AError(ErrorCode.METHOD_NOT_FOUND, f"{method.name} is not implemented")
+            return _respond(error_envelope(request_id, err.to_status()))
+        ctx = GatewayContext(request)
+        if method.server_streaming:
+            return await stream(
+                request,
+                handler(message, ctx),
+                encode_event=lambda ev: codec.dumps(
+                    {"jsonrpc": "2.0", "id": request_id, "result": codec.to_dict(ev)}
+                ),
+                encode_error=lambda st: codec.dumps(error_envelope(request_id, st)),
+                error_response=lambda st: _respond(error_envelope(request_id, st), ctx.response_headers()),
+                headers=ctx.response_headers,
+                keepalive=self.keepalive,
+                on_disconnect=ctx.mark_cancelled,
+                stopping=self.stopping,
+            )
+        try:
+            result = await handler(message, ctx)
+        except (GatewayAbort, A2AError) as exc:
+            return _respond(error_envelope(request_id, status_of(exc)), ctx.response_headers())
+        except Exception:
+            log.exception("%s failed", method.full_name)
+            return _respond(error_envelope(request_id, status_of(RuntimeError())), ctx.response_headers())
+        payload = {"jsonrpc": "2.0", "id": request_id, "result": codec.to_dict(result)}
+        return _respond(payload, ctx.response_headers())
+
+    async def _parse(self, request: web.Request) -> tuple[Id, descriptor.MethodDescriptor, Any]:
+        try:
+            data = await read_json(request)
+        except A2AError as err:
+            raise _Reject(None, err) from None
+        if data is None:
+            raise _Reject(None, A2AError(ErrorCode.PARSE_ERROR, "empty request body"))
+        if isinstance(data, list):
+            raise _Reject(None, A2AError(ErrorCode.INVALID_REQUEST, "batch requests are not supported"))
+        if not isinstance(data, dict):
+            raise _Reject(None, A2AError(ErrorCode.INVALID_REQUEST, "the request must be a JSON object"))
+        raw_id = data.get("id")
+        request_id: Id = raw_id if _valid_id(raw_id) else None
+        if data.get("jsonrpc") != "2.0":
+            raise _Reject(request_id, A2AError(ErrorCode.INVALID_REQUEST, '"jsonrpc" must be "2.0"'))
+        if request_id is None:
+            raise _Reject(
+                None,
+                A2AError(
+                    ErrorCode.INVALID_REQUEST,
+                    '"id" must be a string or a number (notifications are not supported)',
+                ),
+            )
+        name = data.get("method")
+        if not isinstance(name, str):
+            raise _Reject(request_id, A2AError(ErrorCode.INVALID_REQUEST, '"method" must be a string'))
+        method = self.service.methods_by_name.get(name)
+        if method is None:
+            raise _Reject(request_id, A2AError(ErrorCode.METHOD_NOT_FOUND, f"unknown method {name!r}"))
+        params = data.get("params")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise _Reject(
+                request_id,
+                A2AError.invalid_params(
+                    FieldViolation("params", "must be a JSON object (by-name parameters)")
+                ),
+            )
+        try:
+            message = codec.parse(params, codec.message_class(method.input_type)())
+        except A2AError as err:
+            raise _Reject(request_id, err) from None
+        return request_id, method, message

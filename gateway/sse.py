@@ -1,0 +1,172 @@
+"""Server-Sent Events for the streaming RPCs, on both HTTP bindings.
+
+:func:`stream` drives one servicer async generator (``SendStreamingMessage`` or
+``SubscribeToTask``) onto an SSE response (spec §9.4.2, §11.7; design.md):
+
+* the response (status and headers) is prepared only with the first event, so
+  an error before it is answered in the binding's normal, non-SSE error form
+  with its real HTTP status;
+* each event is one ``data:`` line of JSON (the codec escapes U+2028/U+2029,
+  and JSON text never contains a raw line break), followed by a blank line;
+* a ``: keep-alive`` comment is written after ``keepalive`` seconds of silence;
+* a client that disconnects closes the servicer's generator (the subscription
+  ends, the task is not touched);
+* an error after the first event becomes one final event carrying the error,
+  then the stream closes; the normal end of the generator closes it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+from aiohttp import web
+from google.rpc import status_pb2
+
+from a2a_grpc.errors import A2AError
+from gateway.errors import GatewayAbort, status_of
+
+__all__ = ["SSE_HEADERS", "stream"]
+
+log = logging.getLogger(__name__)
+
+SSE_HEADERS = {
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+}
+#: How often a silent stream checks whether its client is still there.
+_POLL_SECONDS = 0.5
+
+
+def _gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+async def stream(
+    request: web.Request,
+    events: AsyncIterator[Any],
+    *,
+    encode_event: Callable[[Any], str],
+    encode_error: Callable[[status_pb2.Status], str],
+    error_response: Callable[[status_pb2.Status], web.StreamResponse],
+    headers: Callable[[], Mapping[str, str]],
+    keepalive: float = 15.0,
+    on_disconnect: Callable[[], None] | None = None,
+    stopping: asyncio.Event | None = None,
+) -> web.StreamResponse:
+    """Streams ``events`` as SSE and returns the (prepared) response.
+
+    ``encode_event`` turns one event into JSON text, ``encode_error`` a
+    mid-stream ``google.rpc.Status`` into the JSON text of the final event,
+    ``error_response`` a status before the first event into a normal response,
+    ``headers`` gives the extra response headers (``A2A-Extensions``) once the
+    first event is known. When ``stopping`` is set (server shutdown) the
+    stream ends as if the generator had finished.
+    """
+    agen = events.__aiter__()
+    try:
+        first = await agen.__anext__()
+    except StopAsyncIteration:
+        first = None
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        if not _is_known(exc):
+            log.exception("stream failed before its first event")
+        return error_response(status_of(exc))
+
+    response = web.StreamResponse(status=200, headers={**SSE_HEADERS, **headers()})
+    await response.prepare(request)
+    try:
+        if first is None:
+            await response.write_eof()
+            return response
+        await _write(response, encode_event(first))
+        while True:
+            nxt: asyncio.Future[Any] = asyncio.ensure_future(agen.__anext__())
+            if not await _wait(nxt, request, response, keepalive, stopping):
+                break
+            try:
+                event = nxt.result()
+            except StopAsyncIteration:
+                break
+            except (asyncio.CancelledError, ConnectionError):
+                raise
+            except Exception as exc:
+                if not _is_known(exc):
+                    log.exception("stream failed")
+                await _write(response, encode_error(status_of(exc)))
+                break
+            await _write(response, encode_event(event))
+        await response.write_eof()
+    except ConnectionError:
+        # The client went away: end the servicer's generator, which ends its
+        # subscription (the task itself is not touched).
+        if on_disconnect is not None:
+            on_disconnect()
+    except asyncio.CancelledError:
+        if on_disconnect is not None:
+            on_disconnect()
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(_close(agen))
+        raise
+    finally:
+        await _close(agen)
+    return response
+
+
+async def _wait(
+    nxt: asyncio.Future[Any],
+    request: web.Request,
+    response: web.StreamResponse,
+    keepalive: float,
+    stopping: asyncio.Event | None,
+) -> bool:
+    """Waits for the next event, writing keep-alive comments while idle.
+    False when the server is stopping; raises ConnectionResetError when the
+    client went away. ``nxt`` is cancelled unless it completed."""
+    loop = asyncio.get_running_loop()
+    idle_since = loop.time()
+    try:
+        while True:
+            done, _ = await asyncio.wait({nxt}, timeout=min(_POLL_SECONDS, keepalive))
+            if done:
+                return True
+            if _gone(request):
+                raise ConnectionResetError("client went away")
+            if stopping is not None and stopping.is_set():
+                break
+            if loop.time() - idle_since >= keepalive:
+                await response.write(b": keep-alive\n\n")
+                idle_since = loop.time()
+    except BaseException:
+        await _cancel(nxt)
+        raise
+    await _cancel(nxt)
+    return False
+
+
+async def _cancel(fut: asyncio.Future[Any]) -> None:
+    fut.cancel()
+    with contextlib.suppress(BaseException):
+        await fut
+
+
+async def _close(agen: Any) -> None:
+    aclose = getattr(agen, "aclose", None)
+    if aclose is not None:
+        with contextlib.suppress(Exception, StopAsyncIteration):
+            await aclose()
+
+
+async def _write(response: web.StreamResponse, data: str) -> None:
+    await response.write(b"data: " + data.encode("utf-8") + b"\n\n")
+
+
+def _is_known(exc: BaseException) -> bool:
+    return isinstance(exc, GatewayAbort | A2AError)
