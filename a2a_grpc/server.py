@@ -152,7 +152,8 @@ class A2AServer:
                 lambda: self.handler.card,
                 keepalive_seconds=cfg.keepalive_seconds,
                 card_max_age_seconds=cfg.card_max_age_seconds,
-                max_body_bytes=limit,
+                # JSON carries bytes as base64: allow for its 4/3 growth.
+                max_body_bytes=limit * 4 // 3 + 1024 * 1024,
             )
             runner = web.AppRunner(
                 app, access_log=None, handle_signals=False, shutdown_timeout=cfg.grace_seconds
