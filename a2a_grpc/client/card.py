@@ -1,0 +1,210 @@
+"""Agent Card discovery for clients: fetch, validate, choose an interface.
+
+The card lives at ``/.well-known/agent-card.json`` (digest §8.1). A client
+parses ``supportedInterfaces`` in the card's order and takes the first entry
+whose binding and protocol version it supports (spec §8.3.2, digest §8.2).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import aiohttp
+from google.api import field_behavior_pb2
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import json_format
+
+from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.types import pb
+
+__all__ = [
+    "BINDINGS",
+    "PROTOCOL_VERSION",
+    "WELL_KNOWN_PATH",
+    "binding_key",
+    "card_url",
+    "fetch_card",
+    "matching_interfaces",
+    "parse_card",
+]
+
+#: The path of the public Agent Card (RFC 8615 well-known URI, spec §8.2).
+WELL_KNOWN_PATH = "/.well-known/agent-card.json"
+#: The A2A version this client speaks (sent as ``A2A-Version``).
+PROTOCOL_VERSION = "1.0"
+#: Short binding names accepted by the client and the CLI → the card's
+#: ``protocolBinding`` strings (digest §8.2).
+BINDINGS: Mapping[str, str] = {"grpc": "GRPC", "jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
+_BY_PROTOCOL = {v: k for k, v in BINDINGS.items()}
+
+
+def binding_key(name: str) -> str:
+    """The short name (``grpc``, ``jsonrpc``, ``rest``) of a binding given
+    either way (``GRPC``, ``HTTP+JSON``, ``rest`` ...); raises ValueError."""
+    if name.lower() in BINDINGS:
+        return name.lower()
+    key = _BY_PROTOCOL.get(name.upper())
+    if key is None:
+        raise ValueError(f"unknown binding {name!r}; expected one of {', '.join(BINDINGS)}")
+    return key
+
+
+def card_url(base_url: str) -> str:
+    """The well-known card URL of an agent's base URL. A URL that already
+    names a ``.json`` document is used as is."""
+    base = base_url.strip()
+    if "://" not in base:
+        base = "http://" + base
+    if base.split("?", 1)[0].endswith(".json"):
+        return base
+    return base.rstrip("/") + WELL_KNOWN_PATH
+
+
+def _required(field: _descriptor.FieldDescriptor) -> bool:
+    opts = field.GetOptions()
+    return field_behavior_pb2.REQUIRED in opts.Extensions[field_behavior_pb2.field_behavior]
+
+
+def _missing(raw: Any, desc: Any, path: str) -> list[str]:
+    """The JSON paths of REQUIRED singular fields absent from ``raw``,
+    recursively through nested messages that are present."""
+    if not isinstance(raw, Mapping):
+        return []
+    out: list[str] = []
+    for field in desc.fields:
+        present = field.json_name in raw or field.name in raw
+        value = raw.get(field.json_name, raw.get(field.name))
+        here = f"{path}.{field.json_name}" if path else field.json_name
+        if field.type != field.TYPE_MESSAGE:
+            if _required(field) and not field.is_repeated and not present:
+                out.append(here)
+            continue
+        msg = field.message_type
+        if msg.GetOptions().map_entry:
+            value_field = msg.fields_by_name["value"]
+            if value_field.type == value_field.TYPE_MESSAGE and isinstance(value, Mapping):
+                for k, v in value.items():
+                    out.extend(_missing(v, value_field.message_type, f"{here}[{k}]"))
+        elif field.is_repeated:
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    out.extend(_missing(item, msg, f"{here}[{i}]"))
+        elif not present:
+            if _required(field):
+                out.append(here)
+        elif not msg.full_name.startswith("google.protobuf."):
+            out.extend(_missing(value, msg, here))
+    return out
+
+
+def parse_card(raw: Any, *, source: str = "agent card") -> pb.AgentCard:
+    """Validates and parses a card given as decoded JSON.
+
+    Unknown members are ignored (cards often carry v0.3 leftovers). Every
+    REQUIRED field of the proto (``google.api.field_behavior``) that is not a
+    list must be present, in nested messages too (lists may be left out: ProtoJSON
+    writers drop empty ones), and ``supportedInterfaces`` must hold at least
+    one entry. Spec §8 / digest §3.26-3.27.
+
+    Raises ``A2AError(INVALID_AGENT_RESPONSE)`` naming what is wrong.
+    """
+    if not isinstance(raw, Mapping):
+        raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{source}: not a JSON object")
+    try:
+        card = json_format.ParseDict(dict(raw), pb.AgentCard(), ignore_unknown_fields=True)
+    except json_format.ParseError as exc:
+        raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{source}: {exc}") from None
+    missing = _missing(raw, pb.AgentCard.DESCRIPTOR, "")
+    if missing:
+        raise A2AError(
+            ErrorCode.INVALID_AGENT_RESPONSE,
+            f"{source}: missing required field{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
+        )
+    if not card.supported_interfaces:
+        raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{source}: supportedInterfaces is empty")
+    for i, iface in enumerate(card.supported_interfaces):
+        if not iface.url or not iface.protocol_binding:
+            raise A2AError(
+                ErrorCode.INVALID_AGENT_RESPONSE,
+                f"{source}: supportedInterfaces[{i}] needs a url and a protocolBinding",
+            )
+    return card
+
+
+def _version_matches(version: str, wanted: str) -> bool:
+    """Major.Minor comparison; a patch number is ignored (spec §14.2.1)."""
+    return version.split(".")[:2] == wanted.split(".")[:2]
+
+
+def matching_interfaces(
+    card: pb.AgentCard, bindings: Iterable[str], *, version: str = PROTOCOL_VERSION
+) -> list[pb.AgentInterface]:
+    """The card's interfaces the caller may use, in the card's order (its
+    preference order, spec §8.3.2): binding in ``bindings`` (short names or
+    protocolBinding strings) and ``protocolVersion`` Major.Minor == ``version``.
+    The caller's order of ``bindings`` does not reorder them."""
+    allowed = {BINDINGS[binding_key(b)] for b in bindings}
+    return [
+        iface
+        for iface in card.supported_interfaces
+        if iface.protocol_binding.upper() in allowed and _version_matches(iface.protocol_version, version)
+    ]
+
+
+async def fetch_card(
+    base_url: str,
+    *,
+    timeout: float = 30.0,
+    headers: Mapping[str, str] | None = None,
+    session: aiohttp.ClientSession | None = None,
+) -> pb.AgentCard:
+    """GETs and validates the public Agent Card of ``base_url``.
+
+    Raises ``A2AError``: UNAVAILABLE when the server cannot be reached,
+    DEADLINE_EXCEEDED after ``timeout`` seconds, UNAUTHENTICATED /
+    PERMISSION_DENIED on 401/403, INVALID_AGENT_RESPONSE when there is no card
+    or it is not a valid AgentCard (see :func:`parse_card`).
+    """
+    url = card_url(base_url)
+    own = session is None
+    sess = session or aiohttp.ClientSession()
+    try:
+        async with sess.get(
+            url,
+            headers={"Accept": "application/json", **(headers or {})},
+            timeout=aiohttp.ClientTimeout(total=timeout),
+        ) as resp:
+            body = await resp.read()
+            status = resp.status
+    except TimeoutError:
+        raise A2AError(
+            ErrorCode.DEADLINE_EXCEEDED, f"agent card at {url}: no answer in {timeout:g}s"
+        ) from None
+    except aiohttp.ClientError as exc:
+        raise A2AError(ErrorCode.UNAVAILABLE, f"agent card at {url}: {exc}") from None
+    finally:
+        if own:
+            await sess.close()
+    if status != 200:
+        code = ErrorCode.from_http_status(status)
+        if code not in (
+            ErrorCode.UNAUTHENTICATED,
+            ErrorCode.PERMISSION_DENIED,
+            ErrorCode.RESOURCE_EXHAUSTED,
+            ErrorCode.UNAVAILABLE,
+            ErrorCode.DEADLINE_EXCEEDED,
+        ):
+            code = ErrorCode.INVALID_AGENT_RESPONSE
+        raise A2AError(code, f"no agent card at {url} (HTTP {status})")
+    try:
+        raw = json.loads(body)
+    except ValueError:
+        raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"agent card at {url}: not JSON") from None
+    return parse_card(raw, source=f"agent card at {url}")
+
+
+def describe_interfaces(interfaces: Sequence[pb.AgentInterface]) -> str:
+    """``GRPC 127.0.0.1:50051, JSONRPC http://...`` for error messages."""
+    return ", ".join(f"{i.protocol_binding} {i.url}" for i in interfaces) or "none"

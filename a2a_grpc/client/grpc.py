@@ -1,0 +1,113 @@
+"""The gRPC client binding (spec §10, digest §6).
+
+Calls the generated ``A2AServiceStub`` on a ``grpc.aio`` channel. The card's
+GRPC interface URL is a bare ``host:port`` (design.md); a URL with a scheme is
+accepted too: ``grpc://`` and ``http://`` mean plaintext, ``grpcs://`` and
+``https://`` mean TLS with the system roots. Service parameters travel as
+metadata ``a2a-version`` / ``a2a-extensions``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from typing import Any
+from urllib.parse import urlsplit
+
+import grpc
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+
+from a2a_grpc.client.base import CallOptions, Transport
+from a2a_grpc.client.errors import from_grpc_error
+from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.types import pb, pb_grpc
+
+__all__ = ["GrpcTransport", "grpc_target"]
+
+
+def grpc_target(url: str) -> tuple[str, bool]:
+    """``(host:port, use_tls)`` from a card URL. Without a port, 443 is used
+    for TLS and 80 for plaintext schemes; a bare ``host:port`` is plaintext."""
+    raw = url.strip()
+    if "://" not in raw:
+        return raw.rstrip("/"), False
+    parts = urlsplit(raw)
+    tls = parts.scheme.lower() in ("https", "grpcs")
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    port = parts.port or (443 if tls else 80)
+    return f"{host}:{port}", tls
+
+
+class GrpcTransport(Transport):
+    """A2A over gRPC. The channel is opened lazily on first use, inside the
+    running event loop; ``max_message_bytes`` bounds received messages."""
+
+    binding = "grpc"
+
+    def __init__(self, url: str, options: CallOptions, *, max_message_bytes: int = 16 * 1024 * 1024) -> None:
+        super().__init__(url, options)
+        self.target, self.tls = grpc_target(url)
+        self._max = max_message_bytes
+        self._channel: grpc.aio.Channel | None = None
+        self._stub: pb_grpc.A2AServiceStub | None = None
+
+    def _get_stub(self) -> pb_grpc.A2AServiceStub:
+        if self._stub is None:
+            opts = [
+                ("grpc.max_receive_message_length", self._max),
+                ("grpc.max_send_message_length", self._max),
+            ]
+            if self.tls:
+                self._channel = grpc.aio.secure_channel(
+                    self.target, grpc.ssl_channel_credentials(), options=opts
+                )
+            else:
+                self._channel = grpc.aio.insecure_channel(self.target, options=opts)
+            self._stub = pb_grpc.A2AServiceStub(self._channel)
+        return self._stub
+
+    async def probe(self, timeout: float) -> None:
+        """Waits until the channel is READY (``channel_ready``), at most
+        ``timeout`` seconds; raises A2AError(UNAVAILABLE) otherwise."""
+        self._get_stub()
+        assert self._channel is not None
+        try:
+            await asyncio.wait_for(self._channel.channel_ready(), timeout)
+        except TimeoutError:
+            raise A2AError(
+                ErrorCode.UNAVAILABLE, f"gRPC endpoint {self.target} not ready after {timeout:g}s"
+            ) from None
+
+    def _call_kwargs(self, timeout: float | None) -> dict[str, Any]:
+        return {"timeout": timeout, "metadata": self.options.grpc_metadata()}
+
+    async def unary(
+        self, m: _descriptor.MethodDescriptor, request: _message.Message, timeout: float | None
+    ) -> _message.Message:
+        rpc = getattr(self._get_stub(), m.name)
+        try:
+            response: _message.Message = await rpc(request, **self._call_kwargs(timeout))
+        except grpc.aio.AioRpcError as err:
+            raise from_grpc_error(err) from None
+        return response
+
+    async def stream(
+        self, m: _descriptor.MethodDescriptor, request: _message.Message, timeout: float | None
+    ) -> AsyncGenerator[pb.StreamResponse, None]:
+        call = getattr(self._get_stub(), m.name)(request, **self._call_kwargs(timeout))
+        try:
+            async for event in call:
+                yield event
+        except grpc.aio.AioRpcError as err:
+            raise from_grpc_error(err) from None
+        finally:
+            call.cancel()
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None
+            self._stub = None
