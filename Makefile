@@ -46,7 +46,7 @@ breaking: install buf-deps
 test: install
 	$(VENV)/bin/pytest -q $(ARGS)
 
-serve: install
+serve: $(STAMP)
 	$(VENV)/bin/a2a-grpc serve $(ARGS)
 
 bench: install
