@@ -1,0 +1,174 @@
+"""Rebuilds lintable Python sources from the hunks of a unified diff.
+
+A diff shows only the changed lines and a little context, so the new version of a modified file is
+not known. For each hunk we write the *post-image* (context and added lines) as its own small
+Python file and keep a map from its rows to the new file's line numbers:
+
+* The hunk's lines keep their real new line numbers whenever possible (blank padding above them).
+* A hunk that starts inside a block (an indented first line) gets synthetic block openers above it
+  (``if True:``, or ``try:`` when the hunk dedents to an ``except`` / ``finally``), so
+  the snippet parses as a module.
+* Context lines at the edges of the hunk may be the tail of a statement that began above the hunk
+  (``]``, ``)``) or a block header whose body follows it; when the whole hunk does not parse we drop
+  the fewest such edge *context* lines that make it parse. Added lines are never dropped.
+* Files the diff adds in full are written whole, at their real line numbers.
+
+Only rows holding added lines are mapped: findings elsewhere (padding, openers, context) are not
+about the change and are discarded by the caller.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import dataclass, field
+
+from unidiff import PatchedFile
+from unidiff.constants import LINE_TYPE_NO_NEWLINE
+
+__all__ = ["PYTHON_SUFFIXES", "Snippet", "is_python_path", "rebuild"]
+
+#: File name endings reviewed as Python.
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+_TRY_CLAUSE = re.compile(r"(except\b|finally\s*:)")
+
+
+def is_python_path(path: str) -> bool:
+    """True for ``*.py`` and ``*.pyi`` paths."""
+    return path.endswith(PYTHON_SUFFIXES)
+
+
+@dataclass(slots=True)
+class Snippet:
+    """One temporary Python file to lint.
+
+    ``file`` is the path in the new tree; ``text`` the content to write under a file named
+    ``basename``; ``added_rows`` maps 1-based rows of ``text`` that hold added lines to their line
+    numbers in the new file; ``whole_file`` is true when ``text`` is the complete new file (an added
+    file); ``first_line`` is the first new line number the snippet covers (for messages).
+    """
+
+    file: str
+    basename: str
+    text: str
+    added_rows: dict[int, int] = field(default_factory=dict)
+    whole_file: bool = False
+    first_line: int = 1
+    #: False when no trimming made the hunk parse: ruff will only report a syntax error for it.
+    parsed: bool = True
+
+
+@dataclass(slots=True)
+class _Line:
+    text: str  # without the line break
+    new_line: int
+    added: bool
+
+
+def rebuild(patched: PatchedFile) -> list[Snippet]:
+    """The snippets to lint for one changed Python file: one for a file added in full, otherwise one
+    per hunk that adds lines (hunks that only delete have nothing to review)."""
+    path = patched.path
+    basename = path.rsplit("/", 1)[-1] or "snippet.py"
+    hunks: list[tuple[list[_Line], bool]] = []
+    for hunk in patched:
+        lines: list[_Line] = []
+        no_newline = False
+        last_in_target = False  # whether the previous line belongs to the new file
+        for line in hunk:
+            if line.line_type == LINE_TYPE_NO_NEWLINE:
+                no_newline = no_newline or last_in_target
+                continue
+            target = line.target_line_no
+            last_in_target = target is not None
+            if target is not None:
+                lines.append(_Line(line.value.rstrip("\r\n"), target, line.is_added))
+        if any(ln.added for ln in lines):
+            hunks.append((lines, no_newline))
+    if not hunks:
+        return []
+    if patched.is_added_file:
+        rows: list[str] = []
+        added: dict[int, int] = {}
+        for lines, _ in hunks:
+            for ln in lines:
+                rows.extend([""] * (ln.new_line - 1 - len(rows)))
+                rows.append(ln.text)
+                if ln.added:
+                    added[len(rows)] = ln.new_line
+        text = "\n".join(rows) + ("" if hunks[-1][1] else "\n")
+        return [Snippet(path, basename, text, added, whole_file=True, first_line=1)]
+    return [_hunk_snippet(path, basename, lines, no_newline) for lines, no_newline in hunks]
+
+
+def _hunk_snippet(path: str, basename: str, lines: list[_Line], no_newline: bool) -> Snippet:
+    lead = next(i for i, ln in enumerate(lines) if ln.added)
+    trail = next(i for i, ln in enumerate(reversed(lines)) if ln.added)
+    chosen: tuple[list[str], list[_Line]] | None = None
+    # Fewest dropped edge context lines first; among equals, prefer dropping leading ones.
+    for dropped in range(lead + trail + 1):
+        for head in range(min(lead, dropped), max(0, dropped - trail) - 1, -1):
+            kept = lines[head : len(lines) - (dropped - head)]
+            openers = _openers([ln.text for ln in kept])
+            if _parses(openers, kept):
+                chosen = (openers, kept)
+                break
+        if chosen:
+            break
+    parsed = chosen is not None
+    if chosen is None:  # let ruff report the syntax error; the caller notes the hunk as not reviewed
+        chosen = (_openers([ln.text for ln in lines]), lines)
+    openers, kept = chosen
+    pad = max(0, kept[0].new_line - 1 - len(openers))
+    rows = [""] * pad + openers
+    added: dict[int, int] = {}
+    for ln in kept:
+        rows.append(ln.text)
+        if ln.added:
+            added[len(rows)] = ln.new_line
+    keeps_last = kept[-1] is lines[-1]
+    text = "\n".join(rows) + ("" if no_newline and keeps_last else "\n")
+    return Snippet(path, basename, text, added, whole_file=False, first_line=lines[0].new_line, parsed=parsed)
+
+
+def _indent(text: str) -> str:
+    return text[: len(text) - len(text.lstrip(" \t"))]
+
+
+def _width(indent: str) -> int:
+    return len(indent.expandtabs(8))
+
+
+def _openers(texts: list[str]) -> list[str]:
+    """Block headers that make the first code line's indentation legal, one per indentation level
+    below it that the snippet uses (plus column 0)."""
+    code = [t for t in texts if t.strip() and not t.lstrip().startswith("#")]
+    if not code:
+        return []
+    first = _width(_indent(code[0]))
+    if first == 0:
+        return []
+    levels: dict[int, str] = {0: ""}
+    for t in code:
+        ind = _indent(t)
+        if _width(ind) < first:
+            levels.setdefault(_width(ind), ind)
+    out = []
+    for width in sorted(levels):
+        at_level = next((t.lstrip() for t in code if _width(_indent(t)) == width), "")
+        head = "try:" if _TRY_CLAUSE.match(at_level) else "if True:"
+        out.append(levels[width] + head)
+    return out
+
+
+def _parses(openers: list[str], kept: list[_Line]) -> bool:
+    source = "\n".join([*openers, *(ln.text for ln in kept)]) + "\n"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences etc. are ruff's business
+            ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
