@@ -104,6 +104,7 @@ class InMemoryTaskStore:
         # (owner, task_id) -> config id -> config, in creation order.
         self._configs: dict[tuple[Owner, str], dict[str, pb.TaskPushNotificationConfig]] = {}
         self._config_counts: dict[Owner, int] = {}
+        self._config_owners: dict[str, set[Owner]] = {}  # task id -> owners with configs on it
         self._outbox: dict[int, _OutboxRow] = {}
         self._pending: list[int] = []  # sorted seqs of pending rows
         self._state_counts: dict[str, int] = {}
@@ -239,6 +240,7 @@ class InMemoryTaskStore:
         configs = self._configs.setdefault((owner, config.task_id), {})
         if config.id not in configs:
             self._config_counts[owner] = self._config_counts.get(owner, 0) + 1
+            self._config_owners.setdefault(config.task_id, set()).add(owner)
         configs[config.id] = _copy_config(config)
 
     async def get_push_config(
@@ -247,6 +249,17 @@ class InMemoryTaskStore:
         """A copy of the config, or None when missing or not ``owner``'s."""
         config = self._configs.get((owner, task_id), {}).get(config_id)
         return None if config is None else _copy_config(config)
+
+    async def get_push_config_any_owner(
+        self, task_id: str, config_id: str
+    ) -> pb.TaskPushNotificationConfig | None:
+        """A copy of the config whoever owns it, or None; for the push
+        dispatcher, whose outbox rows carry no owner (not part of TaskStore)."""
+        for owner in self._config_owners.get(task_id, ()):
+            config = self._configs[(owner, task_id)].get(config_id)
+            if config is not None:
+                return _copy_config(config)
+        return None
 
     async def list_push_configs(
         self, owner: Owner, task_id: str, *, limit: int | None = None, after_id: str | None = None
@@ -271,6 +284,10 @@ class InMemoryTaskStore:
             return False
         if not configs:
             del self._configs[(owner, task_id)]
+            owners = self._config_owners[task_id]
+            owners.discard(owner)
+            if not owners:
+                del self._config_owners[task_id]
         self._config_counts[owner] -= 1
         dropped = [
             seq

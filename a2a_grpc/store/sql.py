@@ -127,7 +127,8 @@ def _schema(prefix: str) -> tuple[MetaData, Table, Table, Table]:
         Column("task_id", String(), nullable=False),
         Column("id", String(), nullable=False),
         Column("data", LargeBinary(), nullable=False),
-        UniqueConstraint("tenant", "owner_user", "task_id", "id", name=f"{prefix}push_configs_key"),
+        # Leading (task_id, id) also serves the push dispatcher's owner-less lookup.
+        UniqueConstraint("task_id", "id", "tenant", "owner_user", name=f"{prefix}push_configs_key"),
     )
     Index(
         f"{prefix}push_configs_task",
@@ -402,6 +403,17 @@ class SqlTaskStore:
                     select(self._configs.c.data).where(*self._config_key(owner, task_id, config_id))
                 )
             ).scalar_one_or_none()
+        return None if data is None else pb.TaskPushNotificationConfig.FromString(data)
+
+    async def get_push_config_any_owner(
+        self, task_id: str, config_id: str
+    ) -> pb.TaskPushNotificationConfig | None:
+        """The config whoever owns it, or None; for the push dispatcher,
+        whose outbox rows carry no owner (not part of TaskStore)."""
+        c = self._configs.c
+        stmt = select(c.data).where(c.task_id == task_id, c.id == config_id).order_by(c.seq).limit(1)
+        async with self.engine.connect() as conn:
+            data = (await conn.execute(stmt)).scalar_one_or_none()
         return None if data is None else pb.TaskPushNotificationConfig.FromString(data)
 
     async def list_push_configs(

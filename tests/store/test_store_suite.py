@@ -240,12 +240,20 @@ async def test_push_config_crud(store: TaskStore) -> None:
     assert await store.count_push_configs(BOB) == 0
     assert await store.list_push_configs(BOB, "t1") == []
 
+    # The push dispatcher's owner-less lookup (outbox rows carry no owner).
+    lookup = store.get_push_config_any_owner  # type: ignore[attr-defined]  # not in TaskStore
+    assert (await lookup("t1", "c1")).url == "https://new.example.com/hook"
+    assert await lookup("t1", "nope") is None
+
     assert await store.delete_push_config(BOB, "t1", "c1") is False
     assert await store.delete_push_config(ALICE, "t1", "c1") is True
     assert await store.delete_push_config(ALICE, "t1", "c1") is False
     assert await store.get_push_config(ALICE, "t1", "c1") is None
+    assert await lookup("t1", "c1") is None
+    assert await store.delete_push_config(ALICE, "t2", "c1") is True
+    assert await lookup("t2", "c1") is None
     assert [c.id for c in await store.list_push_configs(ALICE, "t1")] == ["c2"]
-    assert await store.count_push_configs(ALICE) == 2
+    assert await store.count_push_configs(ALICE) == 1
 
 
 async def test_push_config_paging(store: TaskStore) -> None:
