@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 
 import pytest
@@ -351,3 +352,56 @@ async def test_open_is_idempotent(store: TaskStore) -> None:
     await store.create(make_task("t1"), ALICE)
     await store.open()
     assert await store.get("t1", ALICE) is not None
+
+
+async def test_list_matches_a_brute_force_model_after_many_updates(store: TaskStore) -> None:
+    # Indexes (sorted lists in memory, SQL indexes) must follow every update of
+    # the indexed columns: compare with sorting what get() returns.
+    rng = random.Random(20261130)
+    contexts, states = ["ctx-a", "ctx-b", "ctx-c"], [SUBMITTED, WORKING, COMPLETED]
+    versions: dict[str, int] = {}
+    for i in range(40):
+        task_id = f"t{i:02d}"
+        await store.create(make_task(task_id, ts_ms=rng.randrange(10) * 1000), ALICE)
+        versions[task_id] = 1
+    for _ in range(120):
+        task_id = rng.choice(sorted(versions))
+        task = make_task(
+            task_id, ts_ms=rng.randrange(10) * 1000, context_id=rng.choice(contexts), state=rng.choice(states)
+        )
+        versions[task_id] = await store.update(task, ALICE, versions[task_id])
+
+    current = [got.task for t in sorted(versions) if (got := await store.get(t, ALICE)) is not None]
+
+    def model(context_id: str, state: int, since: int | None) -> list[str]:
+        keep = [
+            t
+            for t in current
+            if (not context_id or t.context_id == context_id)
+            and (not state or t.status.state == state)
+            and (since is None or t.status.timestamp.ToMilliseconds() >= since)
+        ]
+        keep.sort(key=lambda t: (t.status.timestamp.ToMilliseconds(), t.id), reverse=True)
+        return ids(keep)
+
+    for context_id in ["", *contexts]:
+        for state in [0, *states]:
+            for since in [None, 5000]:
+                want = model(context_id, state, since)
+                walked: list[str] = []
+                after: tuple[int, str] | None = None
+                while True:
+                    q = ListQuery(
+                        context_id=context_id,
+                        state=state,
+                        status_timestamp_after_ms=since,
+                        page_size=7,
+                        after=after,
+                    )
+                    page = await store.list_tasks(ALICE, q)
+                    assert page.total_size == len(want)
+                    walked += ids(page.tasks)
+                    if not page.has_more:
+                        break
+                    after = (page.tasks[-1].status.timestamp.ToMilliseconds(), page.tasks[-1].id)
+                assert walked == want, (context_id, state, since)
