@@ -427,7 +427,33 @@ def _parse_diff(texts: Iterable[str]) -> PatchSet:
         raise _Failed(f"The diff could not be parsed: {exc}.") from exc
     if len(patch) == 0:
         raise _Failed(_no_headers_message())
+    for patched in patch:
+        if len(patched) == 0 and not patched.is_binary_file and not _has_extended_header(patched):
+            raise _Failed(
+                f"The diff could not be parsed: {patched.path} has file headers but no hunks "
+                "(@@ -a,b +c,d @@). Send a complete unified diff (`git diff`)."
+            )
     return patch
+
+
+# git's extended header lines: a file section with one of these legitimately has no hunks.
+_EXTENDED_HEADERS = (
+    "old mode",
+    "new mode",
+    "new file mode",
+    "deleted file mode",
+    "rename from",
+    "rename to",
+    "copy from",
+    "copy to",
+    "similarity index",
+    "Binary files",
+)
+
+
+def _has_extended_header(patched: PatchedFile) -> bool:
+    info = patched.patch_info or ()
+    return any(str(line).startswith(_EXTENDED_HEADERS) for line in info)
 
 
 # --- running the review -------------------------------------------------------------------------
