@@ -153,7 +153,12 @@ class PushDispatcher:
         self._runner: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
         self._workers: dict[_Pair, asyncio.Task[None]] = {}
-        self._parked: dict[_Pair, float] = {}  # pair -> when its head is retried
+        # pair -> (when its head is retried, the head's seq)
+        self._parked: dict[_Pair, tuple[float, int]] = {}
+        # Rows read while a pair's worker was running may be stale (already
+        # delivered): a read ignores pairs whose worker finished after it began.
+        self._epoch = 0
+        self._finished: dict[_Pair, int] = {}
         self._lookup_any_owner = getattr(store, "get_push_config_any_owner", None)
 
     # --- PushSink ---------------------------------------------------------------
@@ -267,7 +272,7 @@ class PushDispatcher:
             heads.setdefault((rec.entry.task_id, rec.entry.config_id), rec)
         for pair, head in heads.items():
             if head.next_attempt_at > now:
-                self._parked[pair] = head.next_attempt_at
+                self._parked[pair] = (head.next_attempt_at, head.seq)
         if rows:
             log.info("push: %d pending deliveries found at start", len(rows))
 
@@ -291,26 +296,30 @@ class PushDispatcher:
         """Starts workers for due pairs; returns how long to sleep at most."""
         free = self.max_concurrency - len(self._workers)
         if free > 0:
+            started = self._epoch
             now = time.time()
             groups: dict[_Pair, list[OutboxRecord]] = {}
             for rec in await self._store.outbox_due(now, self.batch_size):
                 groups.setdefault((rec.entry.task_id, rec.entry.config_id), []).append(rec)
             for pair, recs in groups.items():
-                if pair in self._workers:
-                    continue  # its rows are being sent; the rest waits for the worker to finish
-                until = self._parked.get(pair)
-                if until is not None:
+                if pair in self._workers or self._finished.get(pair, 0) > started:
+                    continue  # being sent, or read mid-send (stale): the worker's end wakes the loop
+                parked = self._parked.get(pair)
+                if parked is not None:
+                    until, head_seq = parked
                     if until > now:
-                        await self._defer(recs, until)
+                        await self._defer([r for r in recs if r.seq > head_seq], until)
                         continue
                     del self._parked[pair]
                 if free == 0:
                     break  # a finishing worker wakes the loop
                 self._workers[pair] = asyncio.create_task(self._deliver_pair(pair, recs))
                 free -= 1
+            for pair in [p for p, e in self._finished.items() if e <= started]:
+                del self._finished[pair]
         delay = self.poll_interval_seconds
         if self._parked:
-            delay = min(delay, min(self._parked.values()) - time.time())
+            delay = min(delay, min(until for until, _ in self._parked.values()) - time.time())
         return max(delay, 0.0)
 
     async def _defer(self, recs: Sequence[OutboxRecord], until: float) -> None:
@@ -326,20 +335,25 @@ class PushDispatcher:
                 )
 
     async def _deliver_pair(self, pair: _Pair, recs: list[OutboxRecord]) -> None:
+        """Sends one pair's rows in order; stops at the first that must wait."""
+        rec: OutboxRecord | None = None
         try:
             for i, rec in enumerate(recs):
                 outcome = await self._deliver(rec)
                 if outcome.state == "pending":
-                    self._parked[pair] = outcome.next_attempt_at
+                    self._parked[pair] = (outcome.next_attempt_at, rec.seq)
                     await self._defer(recs[i + 1 :], outcome.next_attempt_at)
                     break
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("push: delivery worker failed task=%s config=%s", pair[0], pair[1])
-            self._parked[pair] = time.time() + self.poll_interval_seconds
+            if rec is not None:
+                self._parked[pair] = (time.time() + self.poll_interval_seconds, rec.seq - 1)
         finally:
             self._workers.pop(pair, None)
+            self._epoch += 1
+            self._finished[pair] = self._epoch
             self._wakeup.set()
 
     # --- one delivery -----------------------------------------------------------
