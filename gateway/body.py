@@ -3,7 +3,7 @@
 Accepted content types are ``application/json`` and ``application/a2a+json``
 (optionally with ``charset=utf-8``), spec §7.5 / §11.1. Anything else is
 refused with CONTENT_TYPE_NOT_SUPPORTED *before* the body is read; a request
-without a body needs no content type.
+without a body (no Content-Length or Content-Length: 0) is not checked.
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ JSON_TYPES = frozenset({"application/json", "application/a2a+json"})
 
 
 def check_content_type(request: web.Request) -> None:
-    """Raises A2AError(CONTENT_TYPE_NOT_SUPPORTED) unless the request's
-    ``Content-Type`` is JSON (or absent on a request without a body)."""
+    """Raises A2AError(CONTENT_TYPE_NOT_SUPPORTED) unless the request has no
+    body or its ``Content-Type`` is JSON."""
+    if not request.can_read_body:
+        return  # nothing to parse, whatever the label says
     raw = request.headers.get("Content-Type")
     if raw is None or not raw.strip():
-        if request.can_read_body:
-            raise A2AError(
-                ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
-                "a request body needs Content-Type application/json or application/a2a+json",
-            )
-        return
+        raise A2AError(
+            ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
+            "a request body needs Content-Type application/json or application/a2a+json",
+        )
     mime, *params = (p.strip() for p in raw.split(";"))
     if mime.lower() not in JSON_TYPES:
         raise A2AError(

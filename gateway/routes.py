@@ -197,31 +197,24 @@ class RouteTable:
 
     def __init__(self, routes: Sequence[Route]) -> None:
         self.routes = tuple(routes)
+        self.verbs = frozenset(r.template.verb for r in self.routes if r.template.verb)
 
     def _find(self, http_method: str | None, components: list[str]) -> RouteMatch | None:
         last = components[-1]
         idx = last.rfind(":")
         verb = ""
-        split = components
-        if idx > 0:
-            split, verb = [*components[:-1], last[:idx]], last[idx + 1 :]
-        candidates = [r for r in self.routes if http_method is None or r.http_method == http_method]
-        # Pass 1: the verb is its own token.
-        for route in candidates:
+        if idx > 0 and last[idx + 1 :] in self.verbs:
+            # A known custom verb is its own token; any other ':' stays part
+            # of the segment (an id such as "a:b").
+            components, verb = [*components[:-1], last[:idx]], last[idx + 1 :]
+        for route in self.routes:
+            if http_method is not None and route.http_method != http_method:
+                continue
             if route.template.verb != verb:
                 continue
-            params = route.template.match(split)
+            params = route.template.match(components)
             if params is not None:
                 return RouteMatch(route, params)
-        if verb:
-            # Pass 2: a ':' that is no known verb belongs to the last segment
-            # (an id such as "a:b" on a route without verb).
-            for route in candidates:
-                if route.template.verb:
-                    continue
-                params = route.template.match(components)
-                if params is not None:
-                    return RouteMatch(route, params)
         return None
 
     def match(self, http_method: str, raw_path: str) -> RouteMatch:
