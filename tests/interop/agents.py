@@ -1,0 +1,34 @@
+"""The agent our server runs for the interoperability tests.
+
+``slow`` (optionally ``slow SECONDS``): WORKING, then waits (cancellable) and
+completes — used to cancel a task that is still running. Anything else: the
+built-in echo agent's behaviour (one artifact named ``echo`` with the message
+parts, then COMPLETED).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from a2a_grpc.agents.echo import EchoAgent
+from a2a_grpc.executor import ExecutorContext
+from a2a_grpc.types import Event, pb
+
+
+class InteropAgent(EchoAgent):
+    """Echo, plus ``slow [SECONDS]`` for cancel scenarios."""
+
+    card = pb.AgentCard()
+    card.CopyFrom(EchoAgent.card)
+    card.name = "Interop Agent"
+
+    async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:
+        words = ctx.text().split()
+        if words and words[0] == "slow":
+            yield ctx.status(pb.TASK_STATE_WORKING, "working slowly")
+            await asyncio.sleep(float(words[1]) if len(words) > 1 else 30.0)
+            yield ctx.status(pb.TASK_STATE_COMPLETED)
+            return
+        async for event in super().execute(ctx):
+            yield event

@@ -1,0 +1,182 @@
+"""Fixtures for the interoperability tests.
+
+The official SDKs never run in this process (``a2a-sdk`` registers its own
+``lf.a2a.v1`` protos in protobuf's default descriptor pool, which clashes with
+ours): they run as subprocesses that talk to 127.0.0.1 sockets only and print
+JSON, and the tests assert on what they print.
+
+- ``our_server``: an :class:`~a2a_grpc.server.A2AServer` serving
+  :class:`tests.interop.agents.InteropAgent` on ephemeral ports, run in a
+  background thread with its own event loop (module scope, so one server
+  serves all the SDK subprocesses of a module).
+- ``sdk_server``: ``tests/interop/sdk_server.py`` (an ``a2a-sdk`` server) as a
+  subprocess; its ports come from the ``READY`` line it prints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from a2a_grpc.server import A2AServer, ServerConfig
+from a2a_grpc.store.memory import InMemoryTaskStore
+from tests.interop.agents import InteropAgent
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+BINDINGS = ("grpc", "jsonrpc", "rest")
+SUBPROCESS_TIMEOUT = 60.0
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.interop)
+
+
+@dataclass(slots=True)
+class LiveServer:
+    """Where a server listens: ``base_url`` serves the card, JSON-RPC and REST."""
+
+    base_url: str
+    grpc_target: str
+    server: A2AServer | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def call(self, coro: Any, timeout: float = 10.0) -> Any:
+        """Runs ``coro`` on the server's loop (e.g. to read its store)."""
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+
+class _ServerThread(threading.Thread):
+    def __init__(self) -> None:
+        super().__init__(name="interop-a2a-server", daemon=True)
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.server: A2AServer | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.server = A2AServer(
+                InteropAgent(), InMemoryTaskStore(), ServerConfig(grpc_port=0, http_port=0, grace_seconds=0.5)
+            )
+            self.loop.run_until_complete(self.server.start())
+        except BaseException as exc:
+            self.error = exc
+            self.ready.set()
+            return
+        self.ready.set()
+        self.loop.run_forever()
+        self.loop.run_until_complete(self.server.stop(0.5))
+        self.loop.close()
+
+
+@pytest.fixture(scope="module")
+def our_server() -> Iterator[LiveServer]:
+    thread = _ServerThread()
+    thread.start()
+    assert thread.ready.wait(15), "A2AServer did not start within 15 s"
+    if thread.error is not None:
+        raise thread.error
+    srv = thread.server
+    assert srv is not None
+    yield LiveServer(
+        base_url=f"http://127.0.0.1:{srv.http_port}",
+        grpc_target=f"127.0.0.1:{srv.grpc_port}",
+        server=srv,
+        loop=thread.loop,
+    )
+    thread.loop.call_soon_threadsafe(thread.loop.stop)
+    thread.join(10)
+
+
+def run_json_lines(argv: list[str], *, timeout: float = SUBPROCESS_TIMEOUT) -> dict[str, dict[str, Any]]:
+    """Runs a driver script and returns its JSON lines keyed by ``step``.
+
+    Fails the test with the script's stderr when it exits non-zero or prints
+    something that is not a JSON object."""
+    proc = subprocess.run(
+        argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=_child_env(), check=False
+    )
+    steps: dict[str, dict[str, Any]] = {}
+    for line in proc.stdout.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            pytest.fail(f"{argv[1]} printed a non-JSON line: {line!r}\nstderr:\n{proc.stderr}")
+        steps[record["step"]] = record
+    if proc.returncode != 0:
+        pytest.fail(
+            f"{' '.join(argv)} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
+    return steps
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # the SDK process must not see our packages first
+    return env
+
+
+# ------------------------------------------------------------ a2a-sdk server
+@dataclass(slots=True)
+class SdkServer:
+    base_url: str
+    grpc_target: str
+    process: subprocess.Popen[str]
+
+
+@pytest.fixture(scope="module")
+def sdk_server() -> Iterator[SdkServer]:
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "sdk_server.py")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=_child_env(),
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # blocks until READY (or the process dies)
+        match = re.match(r"READY grpc=(\d+) http=(\d+)", line)
+        if not match:
+            proc.kill()
+            _, err = proc.communicate(timeout=10)
+            pytest.fail(f"sdk_server.py did not start: {line!r}\n{err}")
+        grpc_port, http_port = match.groups()
+        yield SdkServer(f"http://127.0.0.1:{http_port}", f"127.0.0.1:{grpc_port}", proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+# ------------------------------------------------------------------- node
+def node_binary() -> str | None:
+    """The machine's ``node`` when it and ``@a2a-js/sdk`` (npm install) are present."""
+    node = shutil.which("node")
+    if node is None or not (ROOT / "node_modules" / "@a2a-js" / "sdk" / "package.json").is_file():
+        return None
+    return node

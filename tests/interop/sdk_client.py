@@ -1,0 +1,155 @@
+"""Drives an A2A server with the official Python SDK (``a2a-sdk``) client.
+
+Run ONLY as its own process: ``a2a`` registers ``lf.a2a.v1`` in protobuf's
+default descriptor pool, which clashes with a2a-grpc's generated protos, so the
+pytest process never imports it.
+
+    python tests/interop/sdk_client.py BASE_URL BINDING
+
+``BINDING`` is ``grpc``, ``jsonrpc`` or ``rest``. The client is built the
+SDK's way — card from ``BASE_URL/.well-known/agent-card.json``, then
+``ClientFactory`` restricted to that one binding — and runs these steps
+against an agent that echoes messages and treats ``slow N`` as N seconds of
+work. It prints one JSON object per step on stdout::
+
+    {"step": "send", "ok": true, "value": ...}         # protos as ProtoJSON (camelCase)
+    {"step": "error", "ok": false, "error": {"type": "TaskNotFoundError", "message": ...}}
+
+Steps: ``card``, ``transport``, ``send`` (blocking), ``stream``, ``get``,
+``list``, ``cancel_submit`` / ``cancel`` / ``cancel_get``, ``error`` (GetTask
+on an unknown id). A failing step never stops the later ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import httpx
+from a2a.client import A2ACardResolver, ClientCallContext, ClientConfig, ClientFactory
+from a2a.types import a2a_pb2 as pb
+from google.protobuf import json_format
+from google.protobuf.message import Message as ProtoMessage
+
+BINDINGS = {"grpc": "GRPC", "jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
+CALL = ClientCallContext(timeout=15.0)
+
+
+def emit(step: str, *, value: Any = None, error: BaseException | None = None) -> None:
+    record: dict[str, Any] = {"step": step, "ok": error is None}
+    if error is None:
+        record["value"] = value
+    else:
+        record["error"] = {
+            "type": type(error).__name__,
+            "module": type(error).__module__,
+            "message": str(error),
+            "data": getattr(error, "data", None),
+        }
+    print(json.dumps(record, default=str), flush=True)
+
+
+def to_json(msg: ProtoMessage) -> dict[str, Any]:
+    return json_format.MessageToDict(msg)
+
+
+def user_message(text: str) -> pb.Message:
+    return pb.Message(role=pb.ROLE_USER, message_id=str(uuid.uuid4()), parts=[pb.Part(text=text)])
+
+
+async def step(name: str, call: Callable[[], Awaitable[Any]]) -> Any:
+    try:
+        value = await call()
+    except Exception as exc:
+        emit(name, error=exc)
+        return None
+    emit(name, value=value)
+    return value
+
+
+async def collect(stream: Any) -> list[dict[str, Any]]:
+    return [to_json(event) async for event in stream]
+
+
+async def main(base_url: str, binding: str) -> None:
+    config = {
+        "supported_protocol_bindings": [BINDINGS[binding]],
+        "grpc_channel_factory": grpc.aio.insecure_channel,
+    }
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        try:
+            card_pb = await A2ACardResolver(http, base_url).get_agent_card()
+        except Exception as exc:
+            emit("card", error=exc)
+            return
+    emit("card", value=to_json(card_pb))
+
+    blocking = ClientFactory(ClientConfig(streaming=False, **config)).create(card_pb)
+    streaming = ClientFactory(ClientConfig(streaming=True, **config)).create(card_pb)
+    emit("transport", value=type(blocking._transport).__name__)
+    try:
+        # Blocking send: one StreamResponse holding the finished task.
+        sent = await step(
+            "send",
+            lambda: collect(
+                blocking.send_message(
+                    pb.SendMessageRequest(message=user_message("hello interop")), context=CALL
+                )
+            ),
+        )
+        # Streaming send: the task, then updates until COMPLETED.
+        await step(
+            "stream",
+            lambda: collect(
+                streaming.send_message(
+                    pb.SendMessageRequest(message=user_message("hello stream")), context=CALL
+                )
+            ),
+        )
+        task_id = context_id = "missing"
+        if sent:
+            task_id = sent[0]["task"]["id"]
+            context_id = sent[0]["task"]["contextId"]
+        await step("get", lambda: _json(blocking.get_task(pb.GetTaskRequest(id=task_id), context=CALL)))
+        await step(
+            "list",
+            lambda: _json(blocking.list_tasks(pb.ListTasksRequest(context_id=context_id), context=CALL)),
+        )
+
+        # Cancel a task that is still working.
+        slow = pb.SendMessageRequest(
+            message=user_message("slow 30"),
+            configuration=pb.SendMessageConfiguration(return_immediately=True),
+        )
+        submitted = await step("cancel_submit", lambda: collect(blocking.send_message(slow, context=CALL)))
+        slow_id = submitted[0]["task"]["id"] if submitted else "missing"
+        await step(
+            "cancel", lambda: _json(blocking.cancel_task(pb.CancelTaskRequest(id=slow_id), context=CALL))
+        )
+        await step(
+            "cancel_get", lambda: _json(blocking.get_task(pb.GetTaskRequest(id=slow_id), context=CALL))
+        )
+
+        # One A2A error: GetTask on an id nobody created.
+        await step(
+            "error",
+            lambda: _json(
+                blocking.get_task(pb.GetTaskRequest(id=f"no-such-task-{uuid.uuid4()}"), context=CALL)
+            ),
+        )
+    finally:
+        await blocking.close()
+        await streaming.close()
+
+
+async def _json(call: Awaitable[ProtoMessage]) -> dict[str, Any]:
+    return to_json(await call)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,114 @@
+"""The official Python SDK client (``a2a-sdk``) drives OUR server over gRPC,
+JSON-RPC and REST (issue 4 item 5).
+
+``tests/interop/sdk_client.py`` runs in a subprocess per binding (the SDK's
+protos cannot share our process) and prints one JSON line per step; every
+value it prints is parsed back into our own ``pb`` messages with
+``json_format.ParseDict`` (unknown fields are an error), so a schema drift
+between the SDK's ``lf.a2a.v1`` and ours fails here too.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+
+from a2a_grpc.types import pb
+from tests.interop.conftest import BINDINGS, HERE, LiveServer, run_json_lines
+
+SDK_TRANSPORTS = {"grpc": "GrpcTransport", "jsonrpc": "JsonRpcTransport", "rest": "RestTransport"}
+
+
+@pytest.fixture(scope="module", params=BINDINGS)
+def sdk_run(request: pytest.FixtureRequest, our_server: LiveServer) -> dict[str, Any]:
+    """All the SDK client's steps over one binding, keyed by step name."""
+    binding = request.param
+    steps = run_json_lines([sys.executable, str(HERE / "sdk_client.py"), our_server.base_url, binding])
+    steps["binding"] = {"value": binding}
+    return steps
+
+
+def ok(steps: dict[str, Any], name: str) -> Any:
+    assert name in steps, f"step {name!r} did not run: {sorted(steps)}"
+    record = steps[name]
+    assert record["ok"], f"step {name!r} failed over {steps['binding']['value']}: {record['error']}"
+    return record["value"]
+
+
+def parse(value: dict[str, Any], message: Any) -> Any:
+    return json_format.ParseDict(value, message)
+
+
+def test_card(sdk_run: dict[str, Any], our_server: LiveServer) -> None:
+    card = parse(ok(sdk_run, "card"), pb.AgentCard())
+    assert card.name == "Interop Agent"
+    assert card.capabilities.streaming
+    bindings = {i.protocol_binding: i for i in card.supported_interfaces}
+    assert set(bindings) == {"GRPC", "JSONRPC", "HTTP+JSON"}
+    assert all(i.protocol_version == "1.0" for i in card.supported_interfaces)
+    assert bindings["GRPC"].url == our_server.grpc_target
+    # The SDK's ClientFactory picked the interface of the binding it was allowed.
+    assert ok(sdk_run, "transport") == SDK_TRANSPORTS[sdk_run["binding"]["value"]]
+
+
+def test_blocking_send(sdk_run: dict[str, Any]) -> None:
+    events = [parse(e, pb.StreamResponse()) for e in ok(sdk_run, "send")]
+    assert len(events) == 1 and events[0].WhichOneof("payload") == "task"
+    task = events[0].task
+    assert task.status.state == pb.TASK_STATE_COMPLETED
+    assert [a.name for a in task.artifacts] == ["echo"]
+    assert [p.text for p in task.artifacts[0].parts] == ["hello interop"]
+    assert task.history[0].role == pb.ROLE_USER
+    assert task.history[0].parts[0].text == "hello interop"
+    assert task.history[0].task_id == task.id and task.history[0].context_id == task.context_id
+
+
+def test_streaming_send(sdk_run: dict[str, Any]) -> None:
+    events = [parse(e, pb.StreamResponse()) for e in ok(sdk_run, "stream")]
+    kinds = [e.WhichOneof("payload") for e in events]
+    assert kinds[0] == "task", kinds
+    task_id = events[0].task.id
+    assert events[0].task.status.state in (pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)
+    assert set(kinds[1:]) <= {"status_update", "artifact_update"}, kinds
+    artifacts = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    assert [p.text for a in artifacts for p in a.artifact.parts] == ["hello stream"]
+    statuses = [e.status_update for e in events if e.HasField("status_update")]
+    assert statuses and statuses[-1].status.state == pb.TASK_STATE_COMPLETED
+    assert kinds[-1] == "status_update"  # the stream ends at the terminal status
+    assert all(u.task_id == task_id for u in [*artifacts, *statuses])
+
+
+def test_get_task(sdk_run: dict[str, Any]) -> None:
+    sent = parse(ok(sdk_run, "send")[0], pb.StreamResponse()).task
+    got = parse(ok(sdk_run, "get"), pb.Task())
+    assert got == sent
+
+
+def test_list_tasks(sdk_run: dict[str, Any]) -> None:
+    sent = parse(ok(sdk_run, "send")[0], pb.StreamResponse()).task
+    page = parse(ok(sdk_run, "list"), pb.ListTasksResponse())
+    assert [t.id for t in page.tasks] == [sent.id]  # filtered by the send's contextId
+    assert page.total_size == 1
+    assert page.next_page_token == ""
+    assert page.tasks[0].status.state == pb.TASK_STATE_COMPLETED
+    assert not page.tasks[0].artifacts  # includeArtifacts defaults to false (spec §3.1.4)
+
+
+def test_cancel_task(sdk_run: dict[str, Any]) -> None:
+    submitted = parse(ok(sdk_run, "cancel_submit")[0], pb.StreamResponse()).task
+    assert submitted.status.state in (pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)
+    canceled = parse(ok(sdk_run, "cancel"), pb.Task())
+    assert canceled.id == submitted.id
+    assert canceled.status.state == pb.TASK_STATE_CANCELED
+    after = parse(ok(sdk_run, "cancel_get"), pb.Task())
+    assert after.status.state == pb.TASK_STATE_CANCELED
+
+
+def test_error_task_not_found(sdk_run: dict[str, Any]) -> None:
+    record = sdk_run["error"]
+    assert not record["ok"], f"GetTask on an unknown id succeeded: {record}"
+    assert record["error"]["module"] == "a2a.utils.errors"
+    assert record["error"]["type"] == "TaskNotFoundError", record["error"]
