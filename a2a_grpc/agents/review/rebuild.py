@@ -32,6 +32,8 @@ __all__ = ["PYTHON_SUFFIXES", "Snippet", "is_python_path", "rebuild"]
 #: File name endings reviewed as Python.
 PYTHON_SUFFIXES = (".py", ".pyi")
 
+#: Most edge context lines dropped to make a hunk parse (bounds the search on wide contexts).
+_MAX_DROPPED = 8
 _TRY_CLAUSE = re.compile(r"(except\b|finally\s*:)")
 
 
@@ -107,15 +109,20 @@ def _hunk_snippet(path: str, basename: str, lines: list[_Line], no_newline: bool
     lead = next(i for i, ln in enumerate(lines) if ln.added)
     trail = next(i for i, ln in enumerate(reversed(lines)) if ln.added)
     chosen: tuple[list[str], list[_Line]] | None = None
-    # Fewest dropped edge context lines first; among equals, prefer dropping leading ones.
-    for dropped in range(lead + trail + 1):
+    best = -1
+    # Fewest dropped edge context lines first; among equals, prefer dropping leading ones. A variant
+    # that turns added lines into the inside of a string literal (the hunk began inside a docstring)
+    # is only taken when no variant avoids that.
+    for dropped in range(min(lead + trail, _MAX_DROPPED) + 1):
         for head in range(min(lead, dropped), max(0, dropped - trail) - 1, -1):
             kept = lines[head : len(lines) - (dropped - head)]
             openers = _openers([ln.text for ln in kept])
-            if _parses(openers, kept):
-                chosen = (openers, kept)
-                break
-        if chosen:
+            in_string = _added_in_strings(openers, kept)
+            if in_string is not None and (best < 0 or in_string < best):
+                chosen, best = (openers, kept), in_string
+                if best == 0:
+                    break
+        if best == 0:
             break
     parsed = chosen is not None
     if chosen is None:  # let ruff report the syntax error; the caller notes the hunk as not reviewed
@@ -163,12 +170,21 @@ def _openers(texts: list[str]) -> list[str]:
     return out
 
 
-def _parses(openers: list[str], kept: list[_Line]) -> bool:
+def _added_in_strings(openers: list[str], kept: list[_Line]) -> int | None:
+    """None when the snippet does not parse; else how many added lines lie inside (not on the
+    first line of) a multi-line string literal."""
     source = "\n".join([*openers, *(ln.text for ln in kept)]) + "\n"
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are ruff's business
-            ast.parse(source)
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return False
-    return True
+        return None
+    added = {len(openers) + i + 1 for i, ln in enumerate(kept) if ln.added}
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant | ast.JoinedStr) and (node.end_lineno or node.lineno) > node.lineno:
+            if isinstance(node, ast.Constant) and not isinstance(node.value, str | bytes):
+                continue
+            inside.update(range(node.lineno + 1, (node.end_lineno or node.lineno) + 1))
+    return len(added & inside)

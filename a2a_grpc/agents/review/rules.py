@@ -70,6 +70,7 @@ CONTEXT_DEPENDENT_RULES: Final[frozenset[str]] = frozenset(
         "PLE0117",  # nonlocal without binding
         "PLE0118",  # name used before global declaration
         "PLE1142",  # await outside async function
+        "PLE0704",  # bare raise outside an except block: the except header is outside the hunk
         "B018",  # useless expression: a hunk may start with the tail of a statement
         "N999",  # invalid module name: the temporary file's name is not the module's
     }
