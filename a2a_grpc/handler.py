@@ -125,7 +125,9 @@ def _trim(task: pb.Task, history_length: int | None, *, include_artifacts: bool 
 
 def _status_event(task: pb.Task) -> pb.StreamResponse:
     return pb.StreamResponse(
-        status_update=pb.TaskStatusUpdateEvent(task_id=task.id, context_id=task.context_id, status=task.status)
+        status_update=pb.TaskStatusUpdateEvent(
+            task_id=task.id, context_id=task.context_id, status=task.status
+        )
     )
 
 
@@ -216,7 +218,9 @@ class RequestHandler:
     async def _get_task(self, task_id: str, owner: Owner) -> StoredTask:
         stored = await self.store.get(task_id, owner)
         if stored is None:
-            raise A2AError(ErrorCode.TASK_NOT_FOUND, f"task {task_id} not found", metadata={"taskId": task_id})
+            raise A2AError(
+                ErrorCode.TASK_NOT_FOUND, f"task {task_id} not found", metadata={"taskId": task_id}
+            )
         return stored
 
     # ---------------------------------------------------------------- messages
@@ -340,7 +344,9 @@ class RequestHandler:
                 if kind == "message":
                     return
                 state = (
-                    event.task.status.state if kind == "task" else event.status_update.status.state
+                    event.task.status.state
+                    if kind == "task"
+                    else event.status_update.status.state
                     if kind == "status_update"
                     else None
                 )
@@ -382,7 +388,9 @@ class RequestHandler:
                 if ex.cancel_reason == "cancel":
                     await self._finish(ex, pb.TASK_STATE_CANCELED, "canceled at the client's request")
                 else:
-                    await self._finish(ex, pb.TASK_STATE_FAILED, "the server stopped while the task was working")
+                    await self._finish(
+                        ex, pb.TASK_STATE_FAILED, "the server stopped while the task was working"
+                    )
             elif ex.current is None and ex.reply is None:
                 ex.error = A2AError(ErrorCode.UNAVAILABLE, "the execution was stopped before it started")
         except _Settled:
@@ -623,7 +631,9 @@ class RequestHandler:
             return []
         payload = event.SerializeToString()
         return [
-            OutboxEntry(task_id=ex.task_id, config_id=c.id, event_id=f"{ex.task_id}:{version}", payload=payload)
+            OutboxEntry(
+                task_id=ex.task_id, config_id=c.id, event_id=f"{ex.task_id}:{version}", payload=payload
+            )
             for c in ex.push_configs
         ]
 
@@ -679,7 +689,9 @@ class RequestHandler:
         self._begin(call)
         self._validate(req)
         cfg = self.config
-        size = req.page_size if req.HasField("page_size") and req.page_size > 0 else cfg.list_default_page_size
+        size = (
+            req.page_size if req.HasField("page_size") and req.page_size > 0 else cfg.list_default_page_size
+        )
         size = min(size, cfg.list_max_page_size)
         after_ms = None
         if req.HasField("status_timestamp_after"):
@@ -707,7 +719,9 @@ class RequestHandler:
             last = page.tasks[-1]
             ts = last.status.timestamp
             token = _encode_cursor((ts.seconds * 1000 + ts.nanos // 1_000_000, last.id), fingerprint)
-        return pb.ListTasksResponse(tasks=tasks, next_page_token=token, page_size=size, total_size=page.total_size)
+        return pb.ListTasksResponse(
+            tasks=tasks, next_page_token=token, page_size=size, total_size=page.total_size
+        )
 
     async def cancel_task(self, req: pb.CancelTaskRequest, call: CallContext) -> pb.Task:
         """CancelTask (spec §3.1.5): stops the running execution and makes the
@@ -885,7 +899,9 @@ class RequestHandler:
             try:
                 after = base64.urlsafe_b64decode(req.page_token.encode() + b"==").decode()
             except (ValueError, UnicodeDecodeError):
-                raise A2AError.invalid_params(FieldViolation("page_token", "is not a valid page token")) from None
+                raise A2AError.invalid_params(
+                    FieldViolation("page_token", "is not a valid page token")
+                ) from None
         configs = await self.store.list_push_configs(call.owner, req.task_id, limit=size + 1, after_id=after)
         token = ""
         if len(configs) > size:
@@ -909,7 +925,9 @@ class RequestHandler:
 
     # ------------------------------------------------------------------- card
 
-    async def get_extended_agent_card(self, req: pb.GetExtendedAgentCardRequest, call: CallContext) -> pb.AgentCard:
+    async def get_extended_agent_card(
+        self, req: pb.GetExtendedAgentCardRequest, call: CallContext
+    ) -> pb.AgentCard:
         """GetExtendedAgentCard (spec §3.1.11): UNSUPPORTED_OPERATION when the
         card declares ``extendedAgentCard: false``;
         EXTENDED_AGENT_CARD_NOT_CONFIGURED while none is configured."""

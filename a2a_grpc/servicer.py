@@ -101,7 +101,9 @@ def _unary(method: descriptor.MethodDescriptor) -> Callable[..., Awaitable[Proto
 def _streaming(method: descriptor.MethodDescriptor) -> Callable[..., AsyncIterator[ProtoMessage]]:
     name, path = handler_name(method), method_path(method)
 
-    async def rpc(self: A2AServicer, request: ProtoMessage, context: RpcContext) -> AsyncIterator[ProtoMessage]:
+    async def rpc(
+        self: A2AServicer, request: ProtoMessage, context: RpcContext
+    ) -> AsyncIterator[ProtoMessage]:
         call = _call_context(context, path, request)
         events = getattr(self.handler, name)(request, call)
         error: A2AError | None = None
