@@ -172,9 +172,10 @@ class AddressPolicy:
 
     ``allow`` entries are networks or single addresses (``"127.0.0.1"``,
     ``"10.0.0.0/8"``, ``"::1"``) or host names (``"hooks.internal"``, or
-    ``"*.corp.example"`` for every name under ``corp.example``). An allowed
-    host name admits whatever it resolves to. Raises ValueError for an entry
-    that is neither.
+    ``"*.corp.example"`` for every name under ``corp.example``); a value may
+    hold several entries separated by commas or whitespace. An allowed host
+    name admits whatever it resolves to. Raises ValueError for an entry that
+    is neither.
 
     ``getaddrinfo`` replaces the event loop's resolver (tests use it to play a
     DNS server that changes its answers).
@@ -190,7 +191,7 @@ class AddressPolicy:
         nets: list[IPNetwork] = []
         hosts: set[str] = set()
         suffixes: list[str] = []
-        for raw in allow:
+        for raw in split_allow(list(allow)):
             entry = raw.strip()
             if not entry:
                 raise ValueError("empty allow-list entry")
@@ -431,6 +432,6 @@ def scheme_problem(scheme: str) -> str | None:
 
 
 def split_allow(values: Sequence[str]) -> list[str]:
-    """Allow-list values as given on a command line: each may hold several
-    comma-separated entries."""
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+    """Allow-list values as given on a command line or in an environment
+    variable: each may hold several entries separated by commas or whitespace."""
+    return [part for value in values for part in value.replace(",", " ").split()]

@@ -225,7 +225,7 @@ async def test_allow_list_is_exact(allow: tuple[str, ...], url: str) -> None:
     assert "url" in got
 
 
-@pytest.mark.parametrize("entry", ["", "not a host!", "10.0.0.0/33", "*.", "-bad-.example"])
+@pytest.mark.parametrize("entry", ["not a host!", "10.0.0.0/33", "*.", "-bad-.example"])
 def test_bad_allow_entries_are_refused(entry: str) -> None:
     with pytest.raises(ValueError):
         AddressPolicy([entry])
