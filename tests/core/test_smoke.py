@@ -8,7 +8,7 @@ from grpc_status import rpc_status
 
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import pb
-from tests.core.conftest import VERSION_MD
+from tests.core.helpers import VERSION_MD
 
 
 def msg(text: str, **kw: str) -> pb.SendMessageRequest:

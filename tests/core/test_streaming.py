@@ -1,0 +1,166 @@
+"""SendStreamingMessage and SubscribeToTask as gRPC server streams (spec
+§3.1.2, §3.1.6, §3.5.2; design.md stream end A2)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+
+from a2a_grpc.errors import ErrorCode
+from a2a_grpc.types import pb
+from tests.core.agents import ScriptedAgent
+from tests.core.helpers import VERSION_MD, connect, msg, raises, read_all, state_of
+
+
+async def test_stream_task_then_updates_in_order(stub) -> None:
+    events = await read_all(stub.SendStreamingMessage(msg("chunks 3"), metadata=VERSION_MD))
+    kinds = [e.WhichOneof("payload") for e in events]
+    assert kinds == ["task", "artifact_update", "artifact_update", "artifact_update", "status_update"]
+    assert events[0].task.status.state == pb.TASK_STATE_SUBMITTED
+    task_id = events[0].task.id
+    arts = [e.artifact_update for e in events[1:4]]
+    assert [(a.append, a.last_chunk) for a in arts] == [(False, False), (True, False), (True, True)]
+    assert [a.artifact.parts[0].text for a in arts] == ["c0", "c1", "c2"]
+    assert all(e.artifact_update.task_id == task_id for e in events[1:4])
+    assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+    got = await stub.GetTask(pb.GetTaskRequest(id=task_id), metadata=VERSION_MD)
+    assert got.status == events[-1].status_update.status
+
+
+async def test_stream_ends_at_interrupted(stub) -> None:
+    events = await read_all(stub.SendStreamingMessage(msg("ask"), metadata=VERSION_MD))
+    assert [state_of(e) for e in events] == [pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_INPUT_REQUIRED]
+    # The follow-up continues the same task on a new stream, to its end.
+    task_id = events[0].task.id
+    more = await read_all(stub.SendStreamingMessage(msg("yes", task_id=task_id), metadata=VERSION_MD))
+    assert more[0].task.id == task_id and more[0].task.status.state == pb.TASK_STATE_SUBMITTED
+    assert state_of(more[-1]) == pb.TASK_STATE_COMPLETED
+
+
+async def test_stream_message_only(stub) -> None:
+    events = await read_all(stub.SendStreamingMessage(msg("reply"), metadata=VERSION_MD))
+    assert len(events) == 1
+    assert events[0].WhichOneof("payload") == "message"
+    assert events[0].message.parts[0].text == "hi there"
+
+
+async def test_stream_errors_before_first_event(stub) -> None:
+    with raises(ErrorCode.CONTENT_TYPE_NOT_SUPPORTED):
+        await read_all(stub.SendStreamingMessage(msg("refuse"), metadata=VERSION_MD))
+    with raises(ErrorCode.TASK_NOT_FOUND):
+        await read_all(stub.SendStreamingMessage(msg("x", task_id="nope"), metadata=VERSION_MD))
+    with raises(ErrorCode.INVALID_PARAMS):
+        await read_all(stub.SendStreamingMessage(pb.SendMessageRequest(), metadata=VERSION_MD))
+
+
+async def test_streaming_not_declared(make_server) -> None:
+    card = pb.AgentCard()
+    card.CopyFrom(ScriptedAgent.card)
+    card.capabilities.streaming = False
+    srv = await make_server(ScriptedAgent(card))
+    async with connect(srv) as stub:
+        with raises(ErrorCode.UNSUPPORTED_OPERATION):
+            await read_all(stub.SendStreamingMessage(msg("echo x"), metadata=VERSION_MD))
+        task = (await stub.SendMessage(msg("ask"), metadata=VERSION_MD)).task
+        with raises(ErrorCode.UNSUPPORTED_OPERATION):
+            await read_all(stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD))
+
+
+async def test_subscribe_snapshot_then_updates(stub, agent: ScriptedAgent) -> None:
+    task = (await stub.SendMessage(msg("gate sub", return_immediately=True), metadata=VERSION_MD)).task
+    await agent.started("sub").wait()
+    call = stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+    first = await call.read()
+    assert first.WhichOneof("payload") == "task"
+    assert first.task.id == task.id and first.task.status.state == pb.TASK_STATE_WORKING
+    agent.gate("sub").set()
+    rest = await read_all(call)
+    assert [e.WhichOneof("payload") for e in rest] == ["artifact_update", "status_update"]
+    assert state_of(rest[-1]) == pb.TASK_STATE_COMPLETED
+
+
+async def test_subscribe_terminal_and_unknown(stub) -> None:
+    done = (await stub.SendMessage(msg("echo done"), metadata=VERSION_MD)).task
+    with raises(ErrorCode.UNSUPPORTED_OPERATION):
+        await read_all(stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=done.id), metadata=VERSION_MD))
+    with raises(ErrorCode.TASK_NOT_FOUND):
+        await read_all(stub.SubscribeToTask(pb.SubscribeToTaskRequest(id="nope"), metadata=VERSION_MD))
+
+
+async def test_subscribe_interrupted_task_follows_next_turn(stub) -> None:
+    """SubscribeToTask follows the task until it is terminal, across turns."""
+    task = (await stub.SendMessage(msg("ask"), metadata=VERSION_MD)).task
+    call = stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+    first = await call.read()
+    assert first.task.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    done = (await stub.SendMessage(msg("answer", task_id=task.id), metadata=VERSION_MD)).task
+    assert done.status.state == pb.TASK_STATE_COMPLETED
+    rest = await asyncio.wait_for(read_all(call), 5)
+    assert rest[0].WhichOneof("payload") == "task"  # the new turn's SUBMITTED snapshot
+    assert state_of(rest[-1]) == pb.TASK_STATE_COMPLETED
+
+
+async def test_two_subscribers_identical(server, stub, agent: ScriptedAgent) -> None:
+    task = (await stub.SendMessage(msg("gate two", return_immediately=True), metadata=VERSION_MD)).task
+    await agent.started("two").wait()
+    async with connect(server) as other:
+        a = stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+        b = other.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+        fa, fb = await a.read(), await b.read()
+        assert fa == fb
+        agent.gate("two").set()
+        ra, rb = await asyncio.gather(read_all(a), read_all(b))
+    assert ra == rb
+    assert len(ra) == 2 and state_of(ra[-1]) == pb.TASK_STATE_COMPLETED
+
+
+async def test_stream_and_subscribers_see_same_sequence(server, stub, agent: ScriptedAgent) -> None:
+    """Many events: the streaming caller and two subscribers see the same
+    updates in the same order (spec §3.5.2)."""
+    call = stub.SendStreamingMessage(msg("gate seq"), metadata=VERSION_MD)
+    first = await call.read()
+    second = await call.read()  # WORKING
+    assert state_of(second) == pb.TASK_STATE_WORKING
+    async with connect(server) as s2:
+        subs = [
+            s.SubscribeToTask(pb.SubscribeToTaskRequest(id=first.task.id), metadata=VERSION_MD)
+            for s in (stub, s2)
+        ]
+        snaps = [await s.read() for s in subs]
+        assert snaps[0] == snaps[1]
+        agent.gate("seq").set()
+        results = await asyncio.gather(read_all(call), *(read_all(s) for s in subs))
+    assert results[0] == results[1] == results[2]
+
+
+async def test_client_disconnect_does_not_affect_task(stub, agent: ScriptedAgent) -> None:
+    call = stub.SendStreamingMessage(msg("gate gone"), metadata=VERSION_MD)
+    first = await call.read()
+    await agent.started("gone").wait()
+    call.cancel()
+    await asyncio.sleep(0.05)
+    assert first.task.id not in agent.cancelled
+    agent.gate("gone").set()
+    for _ in range(100):
+        got = await stub.GetTask(pb.GetTaskRequest(id=first.task.id), metadata=VERSION_MD)
+        if got.status.state == pb.TASK_STATE_COMPLETED:
+            break
+        await asyncio.sleep(0.02)
+    assert got.status.state == pb.TASK_STATE_COMPLETED
+    assert got.artifacts[0].parts[0].text == "opened gone"
+
+
+async def test_subscriber_disconnect_does_not_disturb_others(server, stub, agent: ScriptedAgent) -> None:
+    task = (await stub.SendMessage(msg("gate drop", return_immediately=True), metadata=VERSION_MD)).task
+    await agent.started("drop").wait()
+    async with connect(server) as other:
+        keep = stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+        drop = other.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+        await keep.read()
+        await drop.read()
+        drop.cancel()
+        agent.gate("drop").set()
+        rest = await read_all(keep)
+        assert state_of(rest[-1]) == pb.TASK_STATE_COMPLETED
+        assert await drop.code() == grpc.StatusCode.CANCELLED
