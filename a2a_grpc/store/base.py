@@ -161,6 +161,12 @@ class TaskStore(Protocol):
     async def count_push_configs(self, owner: Owner, task_id: str | None = None) -> int:
         """How many configs the owner has (on one task, when given)."""
 
+    async def get_push_config_any_owner(
+        self, task_id: str, config_id: str
+    ) -> pb.TaskPushNotificationConfig | None:
+        """The config whatever its owner (task ids are globally unique): used
+        by push delivery, whose outbox rows carry no owner."""
+
     # --- push outbox ---------------------------------------------------------
 
     async def outbox_due(self, now: float, limit: int) -> list[OutboxRecord]:
