@@ -1,0 +1,182 @@
+"""The client commands of ``a2a-grpc`` (click's CliRunner) against a real
+A2AServer: output, --json, exit codes and error reasons, never a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from a2a_grpc.cli import main
+from a2a_grpc.server import A2AServer
+from tests.client.conftest import BINDING_NAMES, base_url, dead_port
+
+
+async def cli(*args: str) -> Result:
+    """Runs the command in a worker thread: the server keeps serving on the loop."""
+    result = await asyncio.to_thread(CliRunner().invoke, main, list(args))
+    assert "Traceback" not in result.output
+    return result
+
+
+async def test_card(server: A2AServer) -> None:
+    result = await cli("card", base_url(server))
+    assert result.exit_code == 0, result.output
+    assert "Script Agent" in result.stdout
+    for binding in ("GRPC", "JSONRPC", "HTTP+JSON"):
+        assert binding in result.stdout
+    as_json = json.loads((await cli("card", base_url(server), "--json")).stdout)
+    assert as_json["name"] == "Script Agent"
+    assert as_json["supportedInterfaces"][0]["protocolVersion"] == "1.0"
+
+
+@pytest.mark.parametrize("binding", BINDING_NAMES)
+async def test_send_text(server: A2AServer, binding: str) -> None:
+    result = await cli("send", base_url(server), "echo hello there", "--binding", binding)
+    assert result.exit_code == 0, result.output
+    assert "COMPLETED" in result.stdout and "hello there" in result.stdout
+    data = json.loads((await cli("send", base_url(server), "echo x", "--binding", binding, "--json")).stdout)
+    assert data["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert data["task"]["artifacts"][0]["parts"][0]["text"] == "x"
+
+
+async def test_send_stream_renders_status_and_findings(server: A2AServer) -> None:
+    result = await cli("send", base_url(server), "review", "--stream")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "WORKING: reviewing app/db.py" in out
+    assert "review-findings" in out
+    for cell in ("app/db.py", "12", "S608", "high", "SQL injection"):
+        assert cell in out
+    assert "1 finding in 1 file" in out
+    assert "COMPLETED" in out
+
+
+async def test_send_stream_json_lines(server: A2AServer) -> None:
+    result = await cli("send", base_url(server), "review", "--stream", "--json", "--binding", "rest")
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert "task" in events[0]
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_send_file_and_data(server: A2AServer, tmp_path: Path) -> None:
+    diff = tmp_path / "change.diff"
+    diff.write_text("--- a/x.py\n+++ b/x.py\n@@ -0,0 +1 @@\n+x = 1\n")
+    args = ("send", base_url(server), "echo files", "--file", str(diff), "--data", '{"language": "python"}')
+    data = json.loads((await cli(*args, "--json")).stdout)
+    parts = data["task"]["artifacts"][0]["parts"]
+    assert parts[1]["mediaType"] == "text/x-diff" and parts[1]["filename"] == "change.diff"
+    assert parts[2]["data"] == {"language": "python"}
+    shown = (await cli(*args)).stdout
+    assert "[file change.diff, text/x-diff, " in shown and '"language": "python"' in shown
+
+
+async def test_multi_turn_with_task_option(server: A2AServer) -> None:
+    first = json.loads((await cli("send", base_url(server), "ask", "--json")).stdout)
+    task_id = first["task"]["id"]
+    assert first["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    shown = await cli("send", base_url(server), "ask")
+    assert "INPUT_REQUIRED" in shown.stdout and "which file?" in shown.stdout and "--task" in shown.stdout
+    result = await cli("send", base_url(server), "app/db.py", "--task", task_id)
+    assert result.exit_code == 0 and "got: app/db.py" in result.stdout
+
+
+async def test_usage_errors_exit_2(server: A2AServer, tmp_path: Path) -> None:
+    assert (await cli("send", base_url(server))).exit_code == 2
+    bad = await cli("send", base_url(server), "x", "--data", "{not json")
+    assert bad.exit_code == 2 and "not JSON" in bad.output
+    missing = await cli("send", base_url(server), "x", "--file", str(tmp_path / "nope.diff"))
+    assert missing.exit_code == 2 and "cannot read" in missing.output
+    assert (await cli("send", base_url(server), "x", "--binding", "soap")).exit_code == 2
+
+
+async def test_failed_task_exits_3(server: A2AServer) -> None:
+    result = await cli("send", base_url(server), "fail")
+    assert result.exit_code == 3
+    assert "FAILED" in result.stdout and "could not parse the diff" in result.stdout
+
+
+@pytest.mark.parametrize("binding", BINDING_NAMES)
+async def test_a2a_errors_print_the_reason_and_exit_1(server: A2AServer, binding: str) -> None:
+    result = await cli("task", "get", base_url(server), "missing", "--binding", binding)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "error: TASK_NOT_FOUND: task missing not found"
+    assert result.stdout == ""
+    result = await cli("send", base_url(server), "hi", "--task", "missing", "--stream", "--binding", binding)
+    assert result.exit_code == 1 and result.stderr.startswith("error: TASK_NOT_FOUND:")
+
+
+async def test_field_violations_are_listed(server: A2AServer) -> None:
+    result = await cli("task", "get", base_url(server), "x", "--history", "-1")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: INVALID_PARAMS:")
+    assert "history" in result.stderr.lower()
+
+
+async def test_unreachable_agent() -> None:
+    result = await cli("card", f"http://127.0.0.1:{dead_port()}")
+    assert result.exit_code == 1 and result.stderr.startswith("error: UNAVAILABLE:")
+
+
+async def test_task_list_cancel_subscribe(server: A2AServer) -> None:
+    url = base_url(server)
+    started = json.loads(
+        (await cli("send", url, "slow 30", "--no-wait", "--json", "--context", "c-cli")).stdout
+    )
+    task_id = started["task"]["id"]
+    listed = json.loads((await cli("task", "list", url, "--context", "c-cli", "--json")).stdout)
+    assert [t["id"] for t in listed["tasks"]] == [task_id]
+    table = await cli("task", "list", url, "--status", "working")
+    assert task_id in table.stdout and "WORKING" in table.stdout
+    follower = asyncio.create_task(cli("task", "subscribe", url, task_id, "--binding", "grpc"))
+    await asyncio.sleep(0.5)
+    canceled = await cli("task", "cancel", url, task_id)
+    assert canceled.exit_code == 0 and "CANCELED" in canceled.stdout
+    followed = await asyncio.wait_for(follower, 15)
+    assert followed.exit_code == 0, followed.output
+    assert "CANCELED" in followed.stdout
+    got = json.loads((await cli("task", "get", url, task_id, "--json")).stdout)
+    assert got["status"]["state"] == "TASK_STATE_CANCELED"
+    again = await cli("task", "cancel", url, task_id, "--binding", "jsonrpc")
+    assert again.exit_code == 0
+
+
+async def test_push_commands(push_server: A2AServer) -> None:
+    url = base_url(push_server)
+    task_id = json.loads((await cli("send", url, "ask", "--json")).stdout)["task"]["id"]
+    hook = f"http://127.0.0.1:{dead_port()}/hook"
+    made = await cli(
+        "push", "set", url, task_id, hook, "--token", "t0k", "--auth-scheme", "Bearer",
+        "--auth-credentials", "s3cret", "--json",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    config = json.loads(made.stdout)
+    assert config["url"] == hook and config["id"]
+    shown = await cli("push", "get", url, task_id, config["id"])
+    assert hook in shown.stdout and "s3cret" not in shown.stdout
+    listed = json.loads((await cli("push", "list", url, task_id, "--json", "--binding", "rest")).stdout)
+    assert [c["id"] for c in listed["configs"]] == [config["id"]]
+    deleted = await cli("push", "delete", url, task_id, config["id"], "--binding", "grpc")
+    assert deleted.exit_code == 0 and "deleted" in deleted.stdout
+    gone = await cli("push", "get", url, task_id, config["id"])
+    assert gone.exit_code == 1 and gone.stderr.startswith("error: TASK_NOT_FOUND:")
+    refused = await cli("push", "set", url, task_id, "ftp://127.0.0.1/x")
+    assert refused.exit_code == 1 and refused.stderr.startswith("error: INVALID_PARAMS:")
+    assert "url" in refused.stderr
+
+
+async def test_push_not_supported(server: A2AServer) -> None:
+    result = await cli("push", "list", base_url(server), "t")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: PUSH_NOTIFICATION_NOT_SUPPORTED:")
+
+
+async def test_extended_card(push_server: A2AServer, server: A2AServer) -> None:
+    ok = await cli("card", base_url(push_server), "--extended", "--json")
+    assert json.loads(ok.stdout)["name"] == "Script Agent (extended)"
+    missing = await cli("card", base_url(server), "--extended")
+    assert missing.exit_code == 1 and missing.stderr.startswith("error: EXTENDED_AGENT_CARD_NOT_CONFIGURED:")
