@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Receiver, add_config, emit, new_task
 
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.push.dispatcher import _retry_after_seconds
 from a2a_grpc.store import TaskStore, open_store
 from a2a_grpc.types import pb
+from tests.push.conftest import OWNER, Receiver, add_config, emit, new_task
 
 Factory = Callable[..., PushDispatcher]
 
@@ -254,8 +254,6 @@ async def test_deleted_config_gets_nothing(
     keep = await add_config(store, task_id, receiver.url("/keep"))
     gone = await add_config(store, task_id, receiver.url("/gone"))
     await emit(store, task_id, n=2)
-    from conftest import OWNER
-
     assert await store.delete_push_config(OWNER, task_id, gone)
     d = dispatchers(store)
     await d.start()
@@ -382,7 +380,7 @@ async def test_dns_rebinding_is_caught_at_connect_time(
     task_id = await new_task(store)
     cfg = pb.TaskPushNotificationConfig(task_id=task_id, id="c1", url=f"http://rebind.test:{receiver.port}/r")
     await d.check_config(cfg)  # passes: public address
-    await store.put_push_config(__import__("conftest").OWNER, cfg)
+    await store.put_push_config(OWNER, cfg)
     await d.start()
     await emit(store, task_id, n=1)
     d.wake()
@@ -473,3 +471,22 @@ async def test_wake_before_start_and_after_stop_is_harmless(store: TaskStore, di
     await d.stop()
     d.wake()
     await d.stop()
+
+
+async def test_configs_of_any_tenant_and_user_are_delivered(
+    store: TaskStore, receiver: Receiver, dispatchers: Factory
+) -> None:
+    """Outbox rows carry no owner: the dispatcher finds the config whoever
+    owns the task (task ids are unique across owners)."""
+    from a2a_grpc.context import Owner
+
+    owner = Owner(tenant="acme", user="alice")
+    task_id = await new_task(store, owner)
+    await add_config(store, task_id, receiver.url("/tenant"), owner=owner)
+    d = dispatchers(store)
+    await d.start()
+    ids = await emit(store, task_id, n=2, owner=owner)
+    d.wake()
+    await receiver.wait_for(lambda: len(receiver.hits) == 2)
+    assert event_ids(receiver.hits) == ids
+    assert d.stats["dropped"] == 0

@@ -12,7 +12,6 @@ from typing import Any
 import aiohttp
 import grpc
 import pytest
-from conftest import Receiver
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from grpc_status import rpc_status
@@ -23,6 +22,7 @@ from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store import TaskStore, open_store
 from a2a_grpc.types import Event, pb, pb_grpc
+from tests.push.conftest import Receiver
 
 MD = (("a2a-version", "1.0"),)
 FAST: dict[str, Any] = {
