@@ -1,0 +1,141 @@
+// Drives an A2A server with the official JS SDK client (@a2a-js/sdk, v1.0 API).
+//
+//   node tests/interop/js/client.mjs BASE_URL BINDING      (BINDING: jsonrpc | rest)
+//
+// The client is built the SDK's way: ClientFactory.createFromUrl(BASE_URL)
+// fetches /.well-known/agent-card.json and picks the card's interface for
+// the one transport factory it is given. Against an agent that echoes
+// messages and treats "slow N" as N seconds of work, it runs the steps
+// public_card (the resolver), card (Client.getAgentCard), transport, send
+// (blocking), stream, get, list, cancel_submit / cancel / cancel_get and
+// error (GetTask on an unknown id), and prints one JSON line per step:
+//
+//   {"step": "send", "ok": true, "value": ...}      values as ProtoJSON (the SDK's toJSON)
+//   {"step": "error", "ok": false, "error": {"name": "TaskNotFoundError", ...}}
+//
+// A failing step never stops the later ones.
+
+import { randomUUID } from "node:crypto";
+import { AgentCard, ListTasksResponse, Role, StreamResponse, Task } from "@a2a-js/sdk";
+import {
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+} from "@a2a-js/sdk/client";
+import { TaskNotFoundError } from "@a2a-js/sdk/errors";
+
+const [baseUrl, binding] = process.argv.slice(2);
+const FACTORIES = { jsonrpc: JsonRpcTransportFactory, rest: RestTransportFactory };
+const PROTOCOL = { jsonrpc: "JSONRPC", rest: "HTTP+JSON" };
+if (!baseUrl || !FACTORIES[binding]) {
+  console.error("usage: client.mjs BASE_URL jsonrpc|rest");
+  process.exit(2);
+}
+
+function emit(step, value, error) {
+  const record = { step, ok: error === undefined };
+  if (error === undefined) {
+    record.value = value;
+  } else {
+    record.error = {
+      name: error?.constructor?.name ?? typeof error,
+      message: String(error?.message ?? error),
+      isTaskNotFound: error instanceof TaskNotFoundError,
+    };
+  }
+  process.stdout.write(JSON.stringify(record) + "\n");
+}
+
+async function step(name, call) {
+  try {
+    const value = await call();
+    emit(name, value);
+    return value;
+  } catch (error) {
+    emit(name, undefined, error);
+    return undefined;
+  }
+}
+
+function options() {
+  return { signal: AbortSignal.timeout(15000) };
+}
+
+function userMessage(text) {
+  return {
+    messageId: randomUUID(),
+    contextId: "",
+    taskId: "",
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function sendRequest(text, configuration) {
+  return { tenant: "", message: userMessage(text), configuration, metadata: undefined };
+}
+
+// A blocking send answers a Task or a Message; tell them apart as ProtoJSON.
+function resultJson(result) {
+  if (result && "status" in result) return { task: Task.toJSON(result) };
+  return { message: result };
+}
+
+const factory = new ClientFactory({
+  transports: [new FACTORIES[binding]()],
+  preferredTransports: [PROTOCOL[binding]],
+});
+
+let client;
+try {
+  client = await factory.createFromUrl(baseUrl);
+} catch (error) {
+  emit("card", undefined, error);
+  process.exit(0);
+}
+await step("public_card", async () =>
+  AgentCard.toJSON(await new DefaultAgentCardResolver().resolve(baseUrl)),
+);
+await step("card", async () => AgentCard.toJSON(await client.getAgentCard(options())));
+emit("transport", { name: client.transport.constructor.name, protocol: client.transport.protocolName });
+
+const sent = await step("send", async () =>
+  resultJson(await client.sendMessage(sendRequest("hello js"), options())),
+);
+await step("stream", async () => {
+  const events = [];
+  for await (const event of client.sendMessageStream(sendRequest("hello js stream"), options())) {
+    events.push(StreamResponse.toJSON(event));
+  }
+  return events;
+});
+const taskId = sent?.task?.id ?? "missing";
+const contextId = sent?.task?.contextId ?? "missing";
+await step("get", async () => Task.toJSON(await client.getTask({ tenant: "", id: taskId }, options())));
+await step("list", async () =>
+  ListTasksResponse.toJSON(await client.listTasks({ tenant: "", contextId }, options())),
+);
+
+const submitted = await step("cancel_submit", async () =>
+  resultJson(
+    await client.sendMessage(
+      sendRequest("slow 30", {
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+        returnImmediately: true,
+      }),
+      options(),
+    ),
+  ),
+);
+const slowId = submitted?.task?.id ?? "missing";
+await step("cancel", async () => Task.toJSON(await client.cancelTask({ tenant: "", id: slowId }, options())));
+await step("cancel_get", async () => Task.toJSON(await client.getTask({ tenant: "", id: slowId }, options())));
+
+await step("error", async () =>
+  Task.toJSON(await client.getTask({ tenant: "", id: `no-such-task-${randomUUID()}` }, options())),
+);
