@@ -416,7 +416,9 @@ def _no_headers_message() -> str:
 
 
 def _parse_diff(texts: Iterable[str]) -> PatchSet:
-    joined = "".join(t if t.endswith("\n") else t + "\n" for t in texts)
+    # CRLF line breaks (a diff saved on Windows, or sent through a text form) would end up in the
+    # file names; the review does not depend on them.
+    joined = "".join(t if t.endswith("\n") else t + "\n" for t in texts).replace("\r\n", "\n")
     try:
         patch = PatchSet(joined)
     except UnidiffParseError as exc:

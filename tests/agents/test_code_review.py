@@ -260,6 +260,14 @@ async def test_diff_fenced_inside_prose(agent: CodeReviewAgent) -> None:
     assert [(f["rule"], f["line"]) for f in data["findings"]] == [("S608", 18)]
 
 
+async def test_crlf_diff_and_odd_file_names(agent: CodeReviewAgent) -> None:
+    diff = diff_text("sql_injection.diff").replace("app/users.py", "app/../we ird$name.py")
+    data = review_data(await run(agent, make_ctx(user_message(text_part(diff.replace("\n", "\r\n"))))))
+    assert [(f["file"], f["rule"], f["line"]) for f in data["findings"]] == [
+        ("app/../we ird$name.py", "S608", 18)
+    ]
+
+
 # --- hunks that need care to rebuild ------------------------------------------------------------
 
 _PARTIAL = """\

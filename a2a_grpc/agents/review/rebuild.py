@@ -34,6 +34,7 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 
 #: Most edge context lines dropped to make a hunk parse (bounds the search on wide contexts).
 _MAX_DROPPED = 8
+_UNSAFE_NAME = re.compile(r"[^\w.-]|^\.+")
 _TRY_CLAUSE = re.compile(r"(except\b|finally\s*:)")
 
 
@@ -73,7 +74,9 @@ def rebuild(patched: PatchedFile) -> list[Snippet]:
     """The snippets to lint for one changed Python file: one for a file added in full, otherwise one
     per hunk that adds lines (hunks that only delete have nothing to review)."""
     path = patched.path
-    basename = path.rsplit("/", 1)[-1] or "snippet.py"
+    # Only the base name is written (inside a fresh directory), reduced to safe characters: the
+    # path comes from the client. It keeps its suffix (.pyi stubs are linted as stubs).
+    basename = _UNSAFE_NAME.sub("_", path.rsplit("/", 1)[-1])
     hunks: list[tuple[list[_Line], bool]] = []
     for hunk in patched:
         lines: list[_Line] = []
