@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections import Counter
@@ -225,12 +226,15 @@ class CodeReviewAgent(AgentExecutor):
             snippets.extend(rebuild(patched))
 
         order = {p.path: i for i, p in enumerate(python_files)}
-        with tempfile.TemporaryDirectory(prefix="a2a-review-") as tmp:
+        # File system work runs in a thread so a large diff does not stall the event loop.
+        tmp = await asyncio.to_thread(tempfile.mkdtemp, prefix="a2a-review-")
+        try:
             names = await asyncio.to_thread(_write_snippets, tmp, snippets)
-            try:
-                report = await run_ruff(names, rules.families_for(focus), cwd=tmp, target_version=py_version)
-            except RuffError as exc:
-                raise _Failed(f"The review could not run: {exc}.") from exc
+            report = await run_ruff(names, rules.families_for(focus), cwd=tmp, target_version=py_version)
+        except RuffError as exc:
+            raise _Failed(f"The review could not run: {exc}.") from exc
+        finally:
+            await asyncio.shield(asyncio.to_thread(shutil.rmtree, tmp, ignore_errors=True))
         findings, unreviewed = _map_findings(report, snippets)
         findings.sort(key=lambda f: (order[f["file"]], f["line"], f["column"], f["rule"]))
         skipped.extend(unreviewed)

@@ -392,3 +392,14 @@ async def test_url_that_is_not_a_diff_is_rejected(agent: CodeReviewAgent) -> Non
     with pytest.raises(A2AError) as err:
         await gen.__anext__()
     assert err.value.code is ErrorCode.CONTENT_TYPE_NOT_SUPPORTED
+
+
+async def test_ruff_that_cannot_start_fails_the_task(agent: CodeReviewAgent, monkeypatch, tmp_path) -> None:
+    from a2a_grpc.agents.review import ruff_runner
+
+    monkeypatch.setattr(ruff_runner, "ruff_command", lambda: (str(tmp_path / "no-such-ruff"),))
+    events = await run(agent, make_ctx(user_message(text_part(diff_text("sql_injection.diff")))))
+    final = statuses(events)[-1]
+    assert final.status.state == pb.TASK_STATE_FAILED
+    assert "The review could not run: cannot start ruff" in status_text(final)
+    assert not artifacts(events)
