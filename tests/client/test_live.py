@@ -234,3 +234,19 @@ async def test_unreachable_and_missing_cards() -> None:
         with pytest.raises(A2AError) as info:
             await client.get_task("x")
         assert info.value.code is ErrorCode.UNAVAILABLE
+
+
+@pytest.mark.parametrize("binding", BINDING_NAMES)
+async def test_interface_tenant_is_copied_into_every_request(server: A2AServer, binding: str) -> None:
+    card = pb.AgentCard()
+    card.CopyFrom(server.card)
+    for iface in card.supported_interfaces:
+        iface.tenant = "acme"
+    async with await A2AClient.from_card(card, bindings=[binding]) as tenant_client:
+        task = (await tenant_client.send_message("echo scoped")).task
+        assert (await tenant_client.get_task(task.id)).id == task.id
+        assert [t.id for t in (await tenant_client.list_tasks()).tasks] == [task.id]
+    async with await A2AClient.connect(base_url(server), bindings=[binding]) as plain:
+        with pytest.raises(A2AError) as info:
+            await plain.get_task(task.id)
+        assert info.value.code is ErrorCode.TASK_NOT_FOUND
