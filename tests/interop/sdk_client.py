@@ -17,7 +17,9 @@ work. It prints one JSON object per step on stdout::
 
 Steps: ``card``, ``transport``, ``send`` (blocking), ``stream``, ``get``,
 ``list``, ``cancel_submit`` / ``cancel`` / ``cancel_get``, ``error`` (GetTask
-on an unknown id). A failing step never stops the later ones.
+on an unknown id), then ``get_history0``, ``list_pages``, ``send_terminal``,
+``subscribe`` (a working task, canceled while subscribed) and
+``subscribe_terminal``. A failing step never stops the later ones.
 """
 
 from __future__ import annotations
@@ -142,9 +144,72 @@ async def main(base_url: str, binding: str) -> None:
                 blocking.get_task(pb.GetTaskRequest(id=f"no-such-task-{uuid.uuid4()}"), context=CALL)
             ),
         )
+        await extra_steps(blocking, streaming, task_id)
     finally:
         await blocking.close()
         await streaming.close()
+
+
+async def extra_steps(blocking: Any, streaming: Any, done_id: str) -> None:
+    """Beyond the issue's list: where servers most often disagree."""
+    # GetTask with historyLength 0: no history (spec §3.1.3).
+    await step(
+        "get_history0",
+        lambda: _json(blocking.get_task(pb.GetTaskRequest(id=done_id, history_length=0), context=CALL)),
+    )
+
+    # ListTasks paging: two tasks in one context, pageSize 1, follow nextPageToken.
+    ctx = str(uuid.uuid4())
+    for text in ("page one", "page two"):
+        msg = user_message(text)
+        msg.context_id = ctx
+        await collect(blocking.send_message(pb.SendMessageRequest(message=msg), context=CALL))
+
+    async def pages() -> list[dict[str, Any]]:
+        first = await blocking.list_tasks(pb.ListTasksRequest(context_id=ctx, page_size=1), context=CALL)
+        second = await blocking.list_tasks(
+            pb.ListTasksRequest(context_id=ctx, page_size=1, page_token=first.next_page_token), context=CALL
+        )
+        return [to_json(first), to_json(second)]
+
+    await step("list_pages", pages)
+
+    # A message to a completed task (design.md: UnsupportedOperationError).
+    async def to_terminal() -> Any:
+        msg = user_message("again")
+        msg.task_id = done_id
+        return await collect(blocking.send_message(pb.SendMessageRequest(message=msg), context=CALL))
+
+    await step("send_terminal", to_terminal)
+
+    # SubscribeToTask on a working task, then cancel it: the stream ends CANCELED.
+    slow = pb.SendMessageRequest(
+        message=user_message("slow 30"), configuration=pb.SendMessageConfiguration(return_immediately=True)
+    )
+    first = await collect(blocking.send_message(slow, context=CALL))
+    slow_id = first[0]["task"]["id"]
+
+    async def subscribe_and_cancel() -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        got_first = asyncio.Event()
+
+        async def read() -> None:
+            async for event in streaming.subscribe(pb.SubscribeToTaskRequest(id=slow_id), context=CALL):
+                events.append(to_json(event))
+                got_first.set()
+
+        reader = asyncio.create_task(read())
+        await asyncio.wait_for(got_first.wait(), 10)
+        await blocking.cancel_task(pb.CancelTaskRequest(id=slow_id), context=CALL)
+        await asyncio.wait_for(reader, 10)
+        return events
+
+    await step("subscribe", subscribe_and_cancel)
+    # SubscribeToTask on a terminal task (design.md A2: UnsupportedOperationError).
+    await step(
+        "subscribe_terminal",
+        lambda: collect(streaming.subscribe(pb.SubscribeToTaskRequest(id=done_id), context=CALL)),
+    )
 
 
 async def _json(call: Awaitable[ProtoMessage]) -> dict[str, Any]:

@@ -112,3 +112,43 @@ def test_error_task_not_found(sdk_run: dict[str, Any]) -> None:
     assert not record["ok"], f"GetTask on an unknown id succeeded: {record}"
     assert record["error"]["module"] == "a2a.utils.errors"
     assert record["error"]["type"] == "TaskNotFoundError", record["error"]
+
+
+def err(steps: dict[str, Any], name: str) -> dict[str, Any]:
+    assert name in steps, f"step {name!r} did not run: {sorted(steps)}"
+    record = steps[name]
+    assert not record["ok"], f"step {name!r} succeeded but should fail: {record['value']}"
+    assert record["error"]["module"] == "a2a.utils.errors", record["error"]
+    return dict(record["error"])
+
+
+def test_get_task_history_length_zero(sdk_run: dict[str, Any]) -> None:
+    task = parse(ok(sdk_run, "get_history0"), pb.Task())
+    assert task.status.state == pb.TASK_STATE_COMPLETED
+    assert len(task.history) == 0  # historyLength 0: none (spec §3.1.3, design.md)
+    assert len(task.artifacts) == 1
+
+
+def test_list_tasks_pages(sdk_run: dict[str, Any]) -> None:
+    first, second = (parse(p, pb.ListTasksResponse()) for p in ok(sdk_run, "list_pages"))
+    assert len(first.tasks) == 1 and len(second.tasks) == 1
+    assert first.next_page_token and not second.next_page_token
+    assert first.total_size == second.total_size == 2
+    texts = {t.history[0].parts[0].text for t in (*first.tasks, *second.tasks)}
+    assert texts == {"page one", "page two"}
+
+
+def test_error_send_to_terminal_task(sdk_run: dict[str, Any]) -> None:
+    assert err(sdk_run, "send_terminal")["type"] == "UnsupportedOperationError"
+
+
+def test_subscribe_then_cancel(sdk_run: dict[str, Any]) -> None:
+    events = [parse(e, pb.StreamResponse()) for e in ok(sdk_run, "subscribe")]
+    assert events[0].WhichOneof("payload") == "task"  # the snapshot first (spec §3.1.6)
+    assert events[0].task.status.state == pb.TASK_STATE_WORKING
+    assert events[-1].status_update.status.state == pb.TASK_STATE_CANCELED
+    assert events[-1].status_update.task_id == events[0].task.id
+
+
+def test_error_subscribe_terminal_task(sdk_run: dict[str, Any]) -> None:
+    assert err(sdk_run, "subscribe_terminal")["type"] == "UnsupportedOperationError"
