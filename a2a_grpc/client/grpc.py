@@ -3,7 +3,7 @@
 Calls the generated ``A2AServiceStub`` on a ``grpc.aio`` channel. The card's
 GRPC interface URL is a bare ``host:port`` (design.md); a URL with a scheme is
 accepted too: ``grpc://`` and ``http://`` mean plaintext, ``grpcs://`` and
-``https://`` mean TLS with the system roots. Service parameters travel as
+``https://`` mean TLS with the system roots; a bare target on port 443 uses TLS. Service parameters travel as
 metadata ``a2a-version`` / ``a2a-extensions``.
 """
 
@@ -28,10 +28,12 @@ __all__ = ["GrpcTransport", "grpc_target"]
 
 def grpc_target(url: str) -> tuple[str, bool]:
     """``(host:port, use_tls)`` from a card URL. Without a port, 443 is used
-    for TLS and 80 for plaintext schemes; a bare ``host:port`` is plaintext."""
+    for TLS and 80 for plaintext schemes. A bare ``host:port`` is plaintext
+    unless the port is 443 (the spec's example ``grpc.example.com:443``)."""
     raw = url.strip()
     if "://" not in raw:
-        return raw.rstrip("/"), False
+        target = raw.rstrip("/")
+        return target, target.endswith(":443")
     parts = urlsplit(raw)
     tls = parts.scheme.lower() in ("https", "grpcs")
     host = parts.hostname or ""
