@@ -3,8 +3,9 @@
 Calls the generated ``A2AServiceStub`` on a ``grpc.aio`` channel. The card's
 GRPC interface URL is a bare ``host:port`` (design.md); a URL with a scheme is
 accepted too: ``grpc://`` and ``http://`` mean plaintext, ``grpcs://`` and
-``https://`` mean TLS with the system roots; a bare target on port 443 uses TLS. Service parameters travel as
-metadata ``a2a-version`` / ``a2a-extensions``.
+``https://`` mean TLS with the system roots; a bare target on port 443 uses
+TLS. Service parameters travel as metadata ``a2a-version`` /
+``a2a-extensions``.
 """
 
 from __future__ import annotations
