@@ -312,7 +312,6 @@ class StreamPrinter:
 
     def __init__(self, out: Console) -> None:
         self.out = out
-        self.state = pb.TASK_STATE_UNSPECIFIED
         self.seen_artifacts: set[str] = set()
 
     def __call__(self, event: pb.StreamResponse) -> None:
@@ -321,12 +320,10 @@ class StreamPrinter:
         if kind == "message":
             render_message(out, event.message)
         elif kind == "task":
-            self.state = event.task.status.state
             render_task(out, event.task)
             self.seen_artifacts.update(a.artifact_id for a in event.task.artifacts)
         elif kind == "status_update":
             status = event.status_update.status
-            self.state = status.state
             line = state_text(status.state)
             text = " ".join(p.text for p in status.message.parts if p.WhichOneof("content") == "text")
             out.print(f"→ {line}" + (f": {escape(text)}" if text else ""))
@@ -344,13 +341,21 @@ class StreamPrinter:
 
 
 async def _stream(opts: Options, events: Any) -> int:
+    """Prints a stream (rich, or one ProtoJSON object per line) and returns
+    the last task state it carried."""
     printer = StreamPrinter(opts.out)
+    state = pb.TASK_STATE_UNSPECIFIED
     async for event in events:
+        kind = event.WhichOneof("payload")
+        if kind == "task":
+            state = event.task.status.state
+        elif kind == "status_update":
+            state = event.status_update.status.state
         if opts.as_json:
             print_json(opts, event, compact=True)
         else:
             printer(event)
-    return printer.state
+    return state
 
 
 # --------------------------------------------------------------------- commands

@@ -98,6 +98,11 @@ async def test_failed_task_exits_3(server: A2AServer) -> None:
     result = await cli("send", base_url(server), "fail")
     assert result.exit_code == 3
     assert "FAILED" in result.stdout and "could not parse the diff" in result.stdout
+    streamed = await cli("send", base_url(server), "fail", "--stream", "--json")
+    assert streamed.exit_code == 3
+    assert (
+        json.loads(streamed.stdout.splitlines()[-1])["statusUpdate"]["status"]["state"] == "TASK_STATE_FAILED"
+    )
 
 
 @pytest.mark.parametrize("binding", BINDING_NAMES)
