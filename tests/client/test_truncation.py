@@ -7,6 +7,7 @@ HTTP+JSON) and a gRPC servicer whose streams send a WORKING task and close.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,8 +15,10 @@ from typing import Any
 import grpc
 import pytest
 from aiohttp import web
+from click.testing import CliRunner
 from google.protobuf import json_format
 
+from a2a_grpc.cli import main
 from a2a_grpc.client import A2AClient, A2AError, ErrorCode, StreamTruncatedError
 from a2a_grpc.types import pb, pb_grpc
 
@@ -58,7 +61,26 @@ async def _http_app(mode: str) -> web.AppRunner:
         events = [json.dumps(json_format.MessageToDict(e)) for e in _events(mode)]
         return web.Response(body=_sse(events), content_type="text/event-stream")
 
+    async def card(request: web.Request) -> web.Response:
+        base = f"http://{request.host}"
+        return web.json_response(
+            {
+                "name": "cut",
+                "description": "streams that stop early",
+                "version": "1",
+                "capabilities": {"streaming": True},
+                "defaultInputModes": ["text/plain"],
+                "defaultOutputModes": ["text/plain"],
+                "skills": [],
+                "supportedInterfaces": [
+                    {"url": base + "/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                    {"url": base + "/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+                ],
+            }
+        )
+
     app = web.Application()
+    app.router.add_get("/.well-known/agent-card.json", card)
     app.router.add_post("/rpc", rpc)
     app.router.add_post("/rest/message:stream", rest)
     app.router.add_post("/rest/tasks/{id}:subscribe", rest)
@@ -106,3 +128,20 @@ async def test_cut_streams_raise_truncation(cut_clients: list[A2AClient]) -> Non
             else:
                 assert err.last_state == pb.TASK_STATE_UNSPECIFIED
                 assert "before any event" in err.message
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_cli_reports_a_truncated_stream(binding: str) -> None:
+    runner = await _http_app("working")
+    try:
+        url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+        args = ["send", url, "hi", "--stream", "--binding", binding]
+        result = await asyncio.to_thread(CliRunner().invoke, main, args)
+        assert result.exit_code == 1
+        assert result.stderr.startswith(
+            "error: STREAM_TRUNCATED: SendStreamingMessage stream ended while task t1"
+        )
+        assert "Traceback" not in result.output
+        assert "WORKING" in result.stdout  # what arrived was shown
+    finally:
+        await runner.cleanup()
