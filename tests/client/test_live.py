@@ -4,6 +4,7 @@ same calls give the same protos and the same ErrorCodes on every binding."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
 
@@ -82,6 +83,16 @@ async def test_get_and_list(client: A2AClient) -> None:
         t.id for t in (await client.list_tasks(context_id="ctx-list")).tasks
     }
     assert (await client.list_tasks(status=pb.TASK_STATE_WORKING)).tasks == []
+    recent = await client.list_tasks(
+        context_id="ctx-list", status_timestamp_after=datetime(2000, 1, 1, tzinfo=UTC)
+    )
+    assert len(recent.tasks) == 2
+    future = await client.list_tasks(
+        context_id="ctx-list", status_timestamp_after=datetime(2100, 1, 1, tzinfo=UTC)
+    )
+    assert future.tasks == []
+    with_artifacts = await client.list_tasks(context_id="ctx-list", include_artifacts=True, history_length=0)
+    assert all(t.artifacts and not t.history for t in with_artifacts.tasks)
 
 
 async def test_cancel_and_subscribe(client: A2AClient) -> None:
