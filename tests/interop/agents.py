@@ -1,9 +1,10 @@
 """The agent our server runs for the interoperability tests.
 
 ``slow`` (optionally ``slow SECONDS``): WORKING, then waits (cancellable) and
-completes — used to cancel a task that is still running. Anything else: the
-built-in echo agent's behaviour (one artifact named ``echo`` with the message
-parts, then COMPLETED).
+completes — used to cancel a task that is still running. ``ask``:
+INPUT_REQUIRED with a question; the next message on the task is echoed and
+completes it (multi-turn). Anything else: the built-in echo agent's behaviour
+(one artifact named ``echo`` with the message parts, then COMPLETED).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from a2a_grpc.types import Event, pb
 
 
 class InteropAgent(EchoAgent):
-    """Echo, plus ``slow [SECONDS]`` for cancel scenarios."""
+    """Echo, plus ``slow [SECONDS]`` for cancel and ``ask`` for multi-turn scenarios."""
 
     card = pb.AgentCard()
     card.CopyFrom(EchoAgent.card)
@@ -25,6 +26,9 @@ class InteropAgent(EchoAgent):
 
     async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:
         words = ctx.text().split()
+        if ctx.task is None and words == ["ask"]:
+            yield ctx.status(pb.TASK_STATE_INPUT_REQUIRED, "what should I echo?")
+            return
         if words and words[0] == "slow":
             yield ctx.status(pb.TASK_STATE_WORKING, "working slowly")
             await asyncio.sleep(float(words[1]) if len(words) > 1 else 30.0)

@@ -18,8 +18,9 @@ work. It prints one JSON object per step on stdout::
 Steps: ``card``, ``transport``, ``send`` (blocking), ``stream``, ``get``,
 ``list``, ``cancel_submit`` / ``cancel`` / ``cancel_get``, ``error`` (GetTask
 on an unknown id), then ``get_history0``, ``list_pages``, ``send_terminal``,
-``subscribe`` (a working task, canceled while subscribed) and
-``subscribe_terminal``. A failing step never stops the later ones.
+``subscribe`` (a working task, canceled while subscribed),
+``subscribe_terminal`` and ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
+follow-up message on the task). A failing step never stops the later ones.
 """
 
 from __future__ import annotations
@@ -205,6 +206,20 @@ async def extra_steps(blocking: Any, streaming: Any, done_id: str) -> None:
         return events
 
     await step("subscribe", subscribe_and_cancel)
+
+    # Multi-turn: a stream that ends at INPUT_REQUIRED, then a follow-up on the same task.
+    async def multi_turn() -> dict[str, Any]:
+        asked = await collect(
+            streaming.send_message(pb.SendMessageRequest(message=user_message("ask")), context=CALL)
+        )
+        last = asked[-1].get("statusUpdate") or asked[-1].get("task") or {}
+        reply = user_message("the answer")
+        reply.task_id = last.get("taskId") or last.get("id", "")
+        reply.context_id = last.get("contextId", "")
+        answered = await collect(blocking.send_message(pb.SendMessageRequest(message=reply), context=CALL))
+        return {"asked": asked, "answered": answered}
+
+    await step("multi_turn", multi_turn)
     # SubscribeToTask on a terminal task (design.md A2: UnsupportedOperationError).
     await step(
         "subscribe_terminal",

@@ -8,6 +8,8 @@ The agent, written against the SDK's ``AgentExecutor`` API:
 
 - ``slow [SECONDS]``: a SUBMITTED task, WORKING, then waits (default 30 s)
   and completes; ``cancel`` marks it CANCELED.
+- ``ask``: a SUBMITTED task, then INPUT_REQUIRED with a question; the next
+  message on that task is echoed like any other.
 - anything else: a SUBMITTED task, one artifact named ``echo`` holding the
   message text, then COMPLETED.
 
@@ -56,6 +58,9 @@ class EchoOrSlowExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, task_id, context_id)
         text = context.get_user_input()
         words = text.split()
+        if context.current_task is None and words == ["ask"]:
+            await updater.requires_input(updater.new_agent_message([new_text_part("what should I echo?")]))
+            return
         if words and words[0] == "slow":
             await updater.start_work()
             await asyncio.sleep(float(words[1]) if len(words) > 1 else 30.0)

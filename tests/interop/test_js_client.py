@@ -105,3 +105,25 @@ def test_error_task_not_found(js_run: dict[str, Any]) -> None:
     record = js_run["error"]
     assert not record["ok"], record
     assert record["error"]["isTaskNotFound"], record["error"]  # instanceof TaskNotFoundError
+
+
+def test_get_task_history_length_zero(js_run: dict[str, Any]) -> None:
+    task = parse(ok(js_run, "get_history0"), pb.Task())
+    assert len(task.history) == 0 and len(task.artifacts) == 1
+
+
+def test_multi_turn_input_required(js_run: dict[str, Any]) -> None:
+    turns = ok(js_run, "multi_turn")
+    asked = [parse(e, pb.StreamResponse()) for e in turns["asked"]]
+    task_id = asked[0].task.id
+    assert asked[-1].status_update.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    answered = parse(turns["answered"]["task"], pb.Task())
+    assert answered.id == task_id and answered.status.state == pb.TASK_STATE_COMPLETED
+    assert [p.text for p in answered.artifacts[-1].parts] == ["the answer"]
+
+
+def test_subscribe_then_cancel(js_run: dict[str, Any]) -> None:
+    events = [parse(e, pb.StreamResponse()) for e in ok(js_run, "subscribe")]
+    assert events[0].task.status.state == pb.TASK_STATE_WORKING
+    assert events[-1].status_update.status.state == pb.TASK_STATE_CANCELED
+    assert events[-1].status_update.task_id == events[0].task.id

@@ -107,3 +107,83 @@ async def test_error_cancel_completed_task(client: A2AClient) -> None:
     with pytest.raises(A2AError) as info:
         await client.cancel_task(done.id)
     assert info.value.code is ErrorCode.TASK_NOT_CANCELABLE
+
+
+async def test_get_task_history_length_zero(client: A2AClient) -> None:
+    done = (await client.send_message("no history please")).task
+    task = await client.get_task(done.id, history_length=0)
+    assert len(task.history) == 0
+    assert [p.text for p in task.artifacts[0].parts] == ["no history please"]
+
+
+async def test_list_tasks_pages(client: A2AClient) -> None:
+    context_id = new_id()
+    ids = {(await client.send_message(text, context_id=context_id)).task.id for text in ("p1", "p2")}
+    first = await client.list_tasks(context_id=context_id, page_size=1)
+    assert len(first.tasks) == 1 and first.next_page_token
+    second = await client.list_tasks(context_id=context_id, page_size=1, page_token=first.next_page_token)
+    assert len(second.tasks) == 1 and not second.next_page_token
+    assert {first.tasks[0].id, second.tasks[0].id} == ids
+    assert first.total_size == second.total_size == 2
+
+
+async def test_error_send_to_terminal_task(client: A2AClient) -> None:
+    done = (await client.send_message("finished")).task
+    with pytest.raises(A2AError) as info:
+        await client.send_message("again", task_id=done.id)
+    assert info.value.code is ErrorCode.UNSUPPORTED_OPERATION
+
+
+async def test_error_subscribe_terminal_task(client: A2AClient) -> None:
+    done = (await client.send_message("finished")).task
+    with pytest.raises(A2AError) as info:
+        async for _ in client.subscribe_to_task(done.id):
+            pass
+    assert info.value.code is ErrorCode.UNSUPPORTED_OPERATION
+
+
+async def test_subscribe_then_cancel(client: A2AClient) -> None:
+    task = (
+        await client.send_message(
+            "slow 30", configuration=pb.SendMessageConfiguration(return_immediately=True)
+        )
+    ).task
+    events: list[pb.StreamResponse] = []
+    first = asyncio.Event()
+
+    async def read() -> None:
+        async for event in client.subscribe_to_task(task.id):
+            events.append(event)
+            first.set()
+
+    reader = asyncio.create_task(read())
+    await asyncio.wait_for(first.wait(), 10)
+    await client.cancel_task(task.id)
+    await asyncio.wait_for(reader, 10)  # ends at CANCELED, no StreamTruncatedError
+    assert events[0].task.id == task.id
+    assert events[-1].status_update.status.state == pb.TASK_STATE_CANCELED
+
+
+async def test_cancel_canceled_task(client: A2AClient) -> None:
+    """Cancel of an already-canceled task: the SDK answers TaskNotCancelableError,
+    our server returns the task again — the spec allows both (digest §16 A6);
+    the client must surface the SDK's answer as TASK_NOT_CANCELABLE."""
+    task = (
+        await client.send_message(
+            "slow 30", configuration=pb.SendMessageConfiguration(return_immediately=True)
+        )
+    ).task
+    await client.cancel_task(task.id)
+    with pytest.raises(A2AError) as info:
+        await client.cancel_task(task.id)
+    assert info.value.code is ErrorCode.TASK_NOT_CANCELABLE
+
+
+async def test_multi_turn_input_required(client: A2AClient) -> None:
+    asked = [e async for e in client.send_streaming_message("ask")]
+    assert asked[0].WhichOneof("payload") == "task"
+    task_id, context_id = asked[0].task.id, asked[0].task.context_id
+    assert asked[-1].status_update.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    answered = (await client.send_message("the answer", task_id=task_id, context_id=context_id)).task
+    assert answered.id == task_id and answered.status.state == pb.TASK_STATE_COMPLETED
+    assert [p.text for p in answered.artifacts[-1].parts] == ["the answer"]

@@ -152,3 +152,19 @@ def test_subscribe_then_cancel(sdk_run: dict[str, Any]) -> None:
 
 def test_error_subscribe_terminal_task(sdk_run: dict[str, Any]) -> None:
     assert err(sdk_run, "subscribe_terminal")["type"] == "UnsupportedOperationError"
+
+
+def test_multi_turn_input_required(sdk_run: dict[str, Any]) -> None:
+    """The stream of ``ask`` ends at INPUT_REQUIRED (design.md A2: interrupted
+    ends SendStreamingMessage); the follow-up on the same task completes it."""
+    turns = ok(sdk_run, "multi_turn")
+    asked = [parse(e, pb.StreamResponse()) for e in turns["asked"]]
+    assert asked[0].WhichOneof("payload") == "task"
+    task_id = asked[0].task.id
+    assert asked[-1].status_update.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    assert asked[-1].status_update.status.message.parts[0].text == "what should I echo?"
+    answered = parse(turns["answered"][0], pb.StreamResponse()).task
+    assert answered.id == task_id
+    assert answered.status.state == pb.TASK_STATE_COMPLETED
+    assert [p.text for p in answered.artifacts[-1].parts] == ["the answer"]
+    assert [m.role for m in answered.history][:3] == [pb.ROLE_USER, pb.ROLE_AGENT, pb.ROLE_USER]

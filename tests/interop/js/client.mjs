@@ -8,7 +8,9 @@
 // messages and treats "slow N" as N seconds of work, it runs the steps
 // public_card (the resolver), card (Client.getAgentCard), transport, send
 // (blocking), stream, get, list, cancel_submit / cancel / cancel_get and
-// error (GetTask on an unknown id), and prints one JSON line per step:
+// error (GetTask on an unknown id), then get_history0, multi_turn ("ask" →
+// INPUT_REQUIRED, then a follow-up on the task) and subscribe (a working task,
+// canceled while subscribed), and prints one JSON line per step:
 //
 //   {"step": "send", "ok": true, "value": ...}      values as ProtoJSON (the SDK's toJSON)
 //   {"step": "error", "ok": false, "error": {"name": "TaskNotFoundError", ...}}
@@ -75,6 +77,12 @@ function userMessage(text) {
   };
 }
 
+const RETURN_IMMEDIATELY = {
+  acceptedOutputModes: [],
+  taskPushNotificationConfig: undefined,
+  returnImmediately: true,
+};
+
 function sendRequest(text, configuration) {
   return { tenant: "", message: userMessage(text), configuration, metadata: undefined };
 }
@@ -123,19 +131,52 @@ await step("list", async () =>
 const submitted = await step("cancel_submit", async () =>
   resultJson(
     await client.sendMessage(
-      sendRequest("slow 30", {
-        acceptedOutputModes: [],
-        taskPushNotificationConfig: undefined,
-        returnImmediately: true,
-      }),
+      sendRequest("slow 30", RETURN_IMMEDIATELY),
       options(),
     ),
   ),
 );
 const slowId = submitted?.task?.id ?? "missing";
 await step("cancel", async () => Task.toJSON(await client.cancelTask({ tenant: "", id: slowId }, options())));
-await step("cancel_get", async () => Task.toJSON(await client.getTask({ tenant: "", id: slowId }, options())));
+await step("cancel_get", async () =>
+  Task.toJSON(await client.getTask({ tenant: "", id: slowId }, options())),
+);
 
 await step("error", async () =>
   Task.toJSON(await client.getTask({ tenant: "", id: `no-such-task-${randomUUID()}` }, options())),
 );
+
+// Beyond the issue's list: historyLength 0, multi-turn, subscribe then cancel.
+await step("get_history0", async () =>
+  Task.toJSON(await client.getTask({ tenant: "", id: taskId, historyLength: 0 }, options())),
+);
+
+await step("multi_turn", async () => {
+  const asked = [];
+  for await (const event of client.sendMessageStream(sendRequest("ask"), options())) {
+    asked.push(StreamResponse.toJSON(event));
+  }
+  const first = asked[0]?.task ?? {};
+  const reply = sendRequest("the answer");
+  reply.message.taskId = first.id ?? "";
+  reply.message.contextId = first.contextId ?? "";
+  const answered = resultJson(await client.sendMessage(reply, options()));
+  return { asked, answered };
+});
+
+await step("subscribe", async () => {
+  const started = await client.sendMessage(sendRequest("slow 30", RETURN_IMMEDIATELY), options());
+  const events = [];
+  let gotFirst;
+  const first = new Promise((resolve) => (gotFirst = resolve));
+  const reader = (async () => {
+    for await (const event of client.resubscribeTask({ tenant: "", id: started.id }, options())) {
+      events.push(StreamResponse.toJSON(event));
+      gotFirst();
+    }
+  })();
+  await Promise.race([first, reader]);
+  await client.cancelTask({ tenant: "", id: started.id }, options());
+  await reader;
+  return events;
+});
