@@ -365,7 +365,7 @@ class RequestHandler:
         try:
             try:
                 async for event in agen:
-                    await self._apply(ex, event)
+                    await self._apply_whole(ex, event)
                     if ex.reply is not None or (ex.current and is_terminal(ex.current.task.status.state)):
                         break
                     if ex.cancel_reason:
@@ -414,6 +414,21 @@ class RequestHandler:
             ex.committed.set()
             ex.settled.set()
 
+    async def _apply_whole(self, ex: _Execution, event: object) -> None:
+        """:meth:`_apply`, never interrupted halfway: cancelling the execution
+        (CancelTask, shutdown) is meant for the agent, and a store write cut
+        short may have committed without its event being published or
+        ``ex.current`` updated. The cancellation is re-raised once the event
+        is fully applied (or rejected)."""
+        inner = asyncio.ensure_future(self._apply(ex, event))
+        try:
+            await asyncio.shield(inner)
+        except asyncio.CancelledError:
+            if not inner.done():
+                with contextlib.suppress(Exception):
+                    await inner
+            raise
+
     async def _fail(self, ex: _Execution, code: ErrorCode, text: str) -> None:
         """Makes the task FAILED, recording why (InvalidAgentResponse etc.)."""
         log.warning("task %s failed: %s: %s", ex.task_id, code.reason, text)
@@ -434,7 +449,8 @@ class RequestHandler:
             )
         )
         event = pb.TaskStatusUpdateEvent(task_id=ex.task_id, context_id=ex.context_id, status=status)
-        with contextlib.suppress(A2AError):
+        # _Settled: someone else made the task terminal first (see _store).
+        with contextlib.suppress(A2AError, _Settled):
             await self._apply(ex, event, force=True)
 
     def _invalid(self, text: str) -> A2AError:
@@ -654,6 +670,9 @@ class RequestHandler:
                 if fresh is None or is_terminal(fresh.task.status.state):
                     if fresh is not None:
                         ex.current = fresh
+                        # Streams must still end with the state that won
+                        # (a no-op if its writer already published it).
+                        self.bus.publish(ex.task_id, fresh.version, _status_event(fresh.task), last=True)
                     raise _Settled from None
                 # Someone else changed a non-terminal task: re-apply on top.
                 ex.current = fresh
@@ -742,8 +761,11 @@ class RequestHandler:
             )
         ex = self._running.get(req.id)
         if ex is not None and ex.runner is not None:
-            ex.cancel_reason = ex.cancel_reason or "cancel"
-            ex.runner.cancel()
+            if ex.cancel_reason is None:
+                # Only the first canceller interrupts: cancelling again would
+                # cut short the execution's own CANCELED write.
+                ex.cancel_reason = "cancel"
+                ex.runner.cancel()
             await asyncio.wait({ex.runner}, timeout=self.config.cancel_grace_seconds)
         for _attempt in range(5):
             stored = await self._get_task(req.id, call.owner)
