@@ -9,8 +9,9 @@
 - ``chunks N``: one artifact in N chunks (append / last_chunk), COMPLETED.
 - ``orphan-append``: an ``append=true`` chunk for an artifact never sent.
 - ``replace``: artifact "r" twice without append (the second replaces it).
-- ``many N SIZE``: WORKING, then N updates of artifact "big" (replaced each
-  time, SIZE bytes of text), then COMPLETED.
+- ``many N SIZE [GATE [lockstep]]``: WORKING, (waits for gate GATE,) then N
+  updates of artifact "big" (replaced each time, SIZE bytes of text), then
+  COMPLETED. With ``lockstep`` each update waits for gate ``GATE-step``.
 - ``at SECONDS``: COMPLETED with the status timestamp fixed at SECONDS.
 - ``reply``: a direct Message, no task.
 - ``bad-terminal``: COMPLETED, then another status (invalid).
@@ -120,9 +121,18 @@ class ScriptedAgent(AgentExecutor):
         elif cmd == "many":
             n, size = int(words[1]), int(words[2])
             yield ctx.status(pb.TASK_STATE_WORKING)
+            if len(words) > 3:
+                self.started(words[3]).set()
+                await self.gate(words[3]).wait()
+            lockstep = len(words) > 4 and words[4] == "lockstep"
             for i in range(n):
                 yield ctx.artifact([f"{i:08d}" + "x" * size], artifact_id="big")
-                await asyncio.sleep(0)
+                if lockstep:  # the next update only once the test says "step"
+                    step = self.gate(words[3] + "-step")
+                    await step.wait()
+                    step.clear()
+                else:
+                    await asyncio.sleep(0)
             yield ctx.status(pb.TASK_STATE_COMPLETED)
         elif cmd == "at":
             ev = ctx.status(pb.TASK_STATE_COMPLETED)

@@ -1,0 +1,123 @@
+"""Concurrency: cancels racing each other and completion, concurrent
+follow-ups, slow subscribers (spec §3.5.2; design.md: one execution per task,
+terminal is final, compare-and-swap updates)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+
+from a2a_grpc.errors import ErrorCode
+from a2a_grpc.handler import HandlerConfig
+from a2a_grpc.types import pb
+from tests.core.agents import ScriptedAgent
+from tests.core.helpers import VERSION_MD, connect, error_of, msg, raises, read_all, state_of
+
+
+async def test_two_concurrent_cancels(stub, agent: ScriptedAgent) -> None:
+    task = (await stub.SendMessage(msg("gate cc", return_immediately=True), metadata=VERSION_MD)).task
+    await agent.started("cc").wait()
+    results = await asyncio.gather(
+        *(stub.CancelTask(pb.CancelTaskRequest(id=task.id), metadata=VERSION_MD) for _ in range(3))
+    )
+    assert all(r.status.state == pb.TASK_STATE_CANCELED for r in results)
+    assert results[0] == results[1] == results[2]
+    got = await stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=VERSION_MD)
+    assert got == results[0]
+    assert task.id in agent.cancelled
+
+
+async def test_cancel_racing_completion(server, stub, agent: ScriptedAgent) -> None:
+    """Whichever wins, the answer and the stored task agree, and the task
+    ends in exactly one terminal state."""
+    outcomes = set()
+    for i in range(6):
+        name = f"race{i}"
+        call = stub.SendStreamingMessage(msg(f"gate {name}"), metadata=VERSION_MD)
+        first = await call.read()
+        await agent.started(name).wait()
+        task_id = first.task.id
+
+        async def cancel(task_id: str = task_id) -> pb.Task | grpc.aio.AioRpcError:
+            try:
+                return await stub.CancelTask(pb.CancelTaskRequest(id=task_id), metadata=VERSION_MD)
+            except grpc.aio.AioRpcError as exc:
+                return exc
+
+        async def complete(i: int = i, name: str = name) -> None:
+            if i % 2:
+                await asyncio.sleep(0)
+            agent.gate(name).set()
+
+        result, _ = await asyncio.gather(cancel(), complete())
+        stream = await asyncio.wait_for(read_all(call), 5)
+        final = await stub.GetTask(pb.GetTaskRequest(id=task_id), metadata=VERSION_MD)
+        if isinstance(result, grpc.aio.AioRpcError):
+            assert error_of(result).code is ErrorCode.TASK_NOT_CANCELABLE
+            assert final.status.state == pb.TASK_STATE_COMPLETED
+        else:
+            assert result.status.state == pb.TASK_STATE_CANCELED
+            assert final == result
+        assert state_of(stream[-1]) == final.status.state
+        terminal = [e for e in stream if state_of(e) in (pb.TASK_STATE_COMPLETED, pb.TASK_STATE_CANCELED)]
+        assert len(terminal) == 1
+        outcomes.add(final.status.state)
+    assert outcomes <= {pb.TASK_STATE_COMPLETED, pb.TASK_STATE_CANCELED}
+
+
+async def test_concurrent_follow_ups_one_wins(stub, agent: ScriptedAgent) -> None:
+    task = (await stub.SendMessage(msg("ask"), metadata=VERSION_MD)).task
+
+    async def follow(i: int) -> pb.SendMessageResponse | grpc.aio.AioRpcError:
+        try:
+            return await stub.SendMessage(msg(f"answer {i}", task_id=task.id), metadata=VERSION_MD)
+        except grpc.aio.AioRpcError as exc:
+            return exc
+
+    results = await asyncio.gather(*(follow(i) for i in range(6)))
+    ok = [r for r in results if not isinstance(r, grpc.aio.AioRpcError)]
+    errors = [r for r in results if isinstance(r, grpc.aio.AioRpcError)]
+    assert len(ok) == 1
+    assert all(error_of(e).code is ErrorCode.UNSUPPORTED_OPERATION for e in errors)
+    done = ok[0].task
+    assert done.status.state == pb.TASK_STATE_COMPLETED
+    user_msgs = [m for m in done.history if m.role == pb.ROLE_USER]
+    assert len(user_msgs) == 2  # "ask" and the one accepted answer
+    assert len(agent.seen) == 2
+
+
+async def test_slow_subscriber_is_closed(make_server, agent: ScriptedAgent) -> None:
+    """A subscriber that stops reading falls behind a tiny buffer and is
+    closed with RESOURCE_EXHAUSTED; the other subscriber and the execution go
+    on unaffected."""
+    server = await make_server(agent, handler=HandlerConfig(subscriber_buffer=4))
+    n = 80
+    async with connect(server) as fast_stub, connect(server) as slow_stub:
+        req = msg(f"many {n} 262144 big lockstep", return_immediately=True)
+        task = (await fast_stub.SendMessage(req, metadata=VERSION_MD)).task
+        await agent.started("big").wait()
+        fast = fast_stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+        slow = slow_stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+        assert (await fast.read()).task.id == task.id
+        assert (await slow.read()).task.id == task.id
+        # 80 updates of 256 KiB: far more than HTTP/2 flow control lets the
+        # unread stream absorb, so the slow subscriber's buffer overflows.
+        agent.gate("big").set()
+        events = []
+        while (ev := await asyncio.wait_for(fast.read(), 10)) is not grpc.aio.EOF:
+            events.append(ev)
+            agent.gate("big-step").set()  # the fast reader keeps pace, lock-step
+        assert len(events) == n + 1
+        assert state_of(events[-1]) == pb.TASK_STATE_COMPLETED
+        assert [int(e.artifact_update.artifact.parts[0].text[:8]) for e in events[:-1]] == list(range(n))
+        done = await fast_stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=VERSION_MD)
+        assert done.status.state == pb.TASK_STATE_COMPLETED
+        # The slow one gets what it held, in order, then RESOURCE_EXHAUSTED.
+        got: list[pb.StreamResponse] = []
+        with raises(ErrorCode.RESOURCE_EXHAUSTED) as r:
+            while (ev := await slow.read()) is not grpc.aio.EOF:
+                got.append(ev)
+        assert "fell more than 4 events behind" in r.details
+        assert 0 < len(got) < n, len(got)
+        assert [int(e.artifact_update.artifact.parts[0].text[:8]) for e in got] == list(range(len(got)))
