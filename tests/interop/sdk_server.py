@@ -13,6 +13,9 @@ The agent, written against the SDK's ``AgentExecutor`` API:
 - anything else: a SUBMITTED task, one artifact named ``echo`` holding the
   message text, then COMPLETED.
 
+Push notification configs are stored (no sender: nothing is ever delivered)
+and an extended card named ``SDK Echo (extended)`` is configured.
+
 It is served on gRPC (``GrpcHandler``) and, on one HTTP port, JSON-RPC at
 ``/a2a/jsonrpc``, REST under ``/a2a/rest`` and the card at
 ``/.well-known/agent-card.json`` (Starlette routes from the SDK, run by
@@ -34,7 +37,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskUpdater
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 from starlette.applications import Starlette
@@ -85,7 +88,7 @@ def agent_card(grpc_port: int, http_port: int) -> pb.AgentCard:
             pb.AgentInterface(url=base + JSONRPC_PATH, protocol_binding="JSONRPC", protocol_version="1.0"),
             pb.AgentInterface(url=base + REST_PREFIX, protocol_binding="HTTP+JSON", protocol_version="1.0"),
         ],
-        capabilities=pb.AgentCapabilities(streaming=True),
+        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=True, extended_agent_card=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[pb.AgentSkill(id="echo", name="Echo", description="Echoes text.", tags=["echo"])],
@@ -99,8 +102,15 @@ async def main() -> None:
     grpc_server = grpc.aio.server()
     grpc_port = grpc_server.add_insecure_port(f"{HOST}:0")
     card = agent_card(grpc_port, http_port)
+    extended = pb.AgentCard()
+    extended.CopyFrom(card)
+    extended.name = "SDK Echo (extended)"
     handler = DefaultRequestHandler(
-        agent_executor=EchoOrSlowExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=EchoOrSlowExecutor(),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+        extended_agent_card=extended,
+        push_config_store=InMemoryPushNotificationConfigStore(),  # configs are stored, never delivered
     )
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
     await grpc_server.start()

@@ -187,3 +187,26 @@ async def test_multi_turn_input_required(client: A2AClient) -> None:
     answered = (await client.send_message("the answer", task_id=task_id, context_id=context_id)).task
     assert answered.id == task_id and answered.status.state == pb.TASK_STATE_COMPLETED
     assert [p.text for p in answered.artifacts[-1].parts] == ["the answer"]
+
+
+async def test_extended_agent_card(client: A2AClient) -> None:
+    card = await client.get_extended_agent_card()
+    assert card.name == "SDK Echo (extended)"
+    assert client.card is not None and client.card.name == "SDK Echo (extended)"
+
+
+async def test_push_config_crud(client: A2AClient) -> None:
+    """Create / get / list / delete of a webhook config (spec §3.1.7-§3.1.10);
+    the SDK answers DeleteTaskPushNotificationConfig over JSON-RPC with a
+    ``null`` result, which the client accepts (digest §16 A10)."""
+    done = (await client.send_message("push me")).task
+    created = await client.create_task_push_notification_config(
+        pb.TaskPushNotificationConfig(task_id=done.id, url="https://example.com/hook", token="tok-1")
+    )
+    assert created.id and created.task_id == done.id
+    got = await client.get_task_push_notification_config(done.id, created.id)
+    assert (got.url, got.token) == ("https://example.com/hook", "tok-1")
+    listed = await client.list_task_push_notification_configs(done.id)
+    assert [c.id for c in listed.configs] == [created.id]
+    await client.delete_task_push_notification_config(done.id, created.id)
+    assert not (await client.list_task_push_notification_configs(done.id)).configs
