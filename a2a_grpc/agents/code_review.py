@@ -230,7 +230,7 @@ class CodeReviewAgent(AgentExecutor):
         tmp = await asyncio.to_thread(tempfile.mkdtemp, prefix="a2a-review-")
         try:
             names = await asyncio.to_thread(_write_snippets, tmp, snippets)
-            report = await run_ruff(names, rules.families_for(focus), cwd=tmp, target_version=py_version)
+            report = await run_ruff(names, rules.families_for(focus), target_version=py_version)
         except RuffError as exc:
             raise _Failed(f"The review could not run: {exc}.") from exc
         finally:
@@ -466,13 +466,14 @@ def _has_extended_header(patched: PatchedFile) -> bool:
 
 
 def _write_snippets(root: str, snippets: Sequence[Snippet]) -> list[str]:
-    """Writes each snippet to ``root/s<k>/<basename>`` and returns the relative paths."""
+    """Writes each snippet to ``root/s<k>/<basename>`` and returns the absolute paths."""
     names = []
     for k, snippet in enumerate(snippets):
         directory = Path(root, f"s{k}")
         directory.mkdir()
-        (directory / snippet.basename).write_text(snippet.text, encoding="utf-8")
-        names.append(f"s{k}{os.sep}{snippet.basename}")
+        path = directory / snippet.basename
+        path.write_text(snippet.text, encoding="utf-8")
+        names.append(os.fspath(path.absolute()))
     return names
 
 

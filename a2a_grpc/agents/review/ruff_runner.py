@@ -8,6 +8,7 @@ import functools
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -32,20 +33,35 @@ def ruff_command() -> tuple[str, ...]:
         return (found,) if found else (sys.executable, "-m", "ruff")
 
 
+def _spawn(args: Sequence[str]) -> subprocess.Popen[bytes]:
+    """Starts the process; returns at once (posix_spawn does not wait for the child)."""
+    return subprocess.Popen(
+        args,
+        close_fds=False,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
 async def run_ruff(
     files: Sequence[str],
     select: Sequence[str],
     *,
-    cwd: str,
     target_version: str = "py312",
     timeout: float = 60.0,
 ) -> list[dict[str, Any]]:
-    """Lints ``files`` with only the rule families ``select`` and returns ruff's JSON diagnostics
-    (``code``, ``message``, ``location.row``, ``filename``, ``url``, ``fix``...).
+    """Lints ``files`` (absolute paths) with only the rule families ``select`` and returns ruff's
+    JSON diagnostics (``code``, ``message``, ``location.row``, ``filename``, ``url``, ``fix``...).
 
     Runs ``ruff check --output-format json --no-cache --isolated`` (no configuration file is read,
-    so the reviewed code cannot change the rules). Raises :class:`RuffError` when ruff is missing,
-    fails, or takes longer than ``timeout`` seconds; cancellation kills the process.
+    so the reviewed code cannot change the rules) without blocking the event loop: the process is
+    started by :class:`subprocess.Popen` with no ``cwd`` and ``close_fds=False`` (Python's own
+    descriptors are close-on-exec anyway), which makes CPython use ``posix_spawn`` rather than
+    ``fork`` — under uvloop, ``asyncio.create_subprocess_exec`` forks the whole server and trips
+    gRPC's fork handlers — and its output is collected in a worker thread. Raises
+    :class:`RuffError` when ruff is missing, fails, or takes longer than ``timeout`` seconds;
+    cancellation kills the process.
     """
     if not files:
         return []
@@ -65,24 +81,16 @@ async def run_ruff(
         *files,
     ]
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *args,
-            cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        proc = _spawn(args)
     except OSError as exc:
         raise RuffError(f"cannot start ruff: {exc}") from exc
     try:
-        async with asyncio.timeout(timeout):
-            out, err = await proc.communicate()
+        out, err = await asyncio.to_thread(proc.communicate, timeout=timeout)
     except BaseException as exc:  # timeout or cancellation: do not leave ruff running
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
-        with contextlib.suppress(Exception):
-            await proc.wait()
-        if isinstance(exc, TimeoutError):
+        if isinstance(exc, subprocess.TimeoutExpired):
+            await asyncio.to_thread(proc.communicate)  # reap it and close the pipes
             raise RuffError(f"ruff did not finish within {timeout:g} s") from exc
         raise
     if proc.returncode != 0:
