@@ -127,3 +127,12 @@ def test_subscribe_then_cancel(js_run: dict[str, Any]) -> None:
     assert events[0].task.status.state == pb.TASK_STATE_WORKING
     assert events[-1].status_update.status.state == pb.TASK_STATE_CANCELED
     assert events[-1].status_update.task_id == events[0].task.id
+
+
+@pytest.mark.parametrize("step", ["stream_terminal", "subscribe_terminal"])
+def test_stream_errors_on_terminal_task(js_run: dict[str, Any], step: str) -> None:
+    """Errors raised before a stream opens reach the JS SDK as typed errors
+    (design.md: a terminal task takes no messages and cannot be subscribed to)."""
+    record = js_run[step]
+    assert not record["ok"], record
+    assert record["error"]["isUnsupportedOperation"], record["error"]

@@ -10,7 +10,8 @@
 // (blocking), stream, get, list, cancel_submit / cancel / cancel_get and
 // error (GetTask on an unknown id), then get_history0, multi_turn ("ask" →
 // INPUT_REQUIRED, then a follow-up on the task) and subscribe (a working task,
-// canceled while subscribed), and prints one JSON line per step:
+// canceled while subscribed), stream_terminal and subscribe_terminal (errors
+// on streams), and prints one JSON line per step:
 //
 //   {"step": "send", "ok": true, "value": ...}      values as ProtoJSON (the SDK's toJSON)
 //   {"step": "error", "ok": false, "error": {"name": "TaskNotFoundError", ...}}
@@ -25,7 +26,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from "@a2a-js/sdk/client";
-import { TaskNotFoundError } from "@a2a-js/sdk/errors";
+import { TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 
 const [baseUrl, binding] = process.argv.slice(2);
 const FACTORIES = { jsonrpc: JsonRpcTransportFactory, rest: RestTransportFactory };
@@ -44,6 +45,7 @@ function emit(step, value, error) {
       name: error?.constructor?.name ?? typeof error,
       message: String(error?.message ?? error),
       isTaskNotFound: error instanceof TaskNotFoundError,
+      isUnsupportedOperation: error instanceof UnsupportedOperationError,
     };
   }
   process.stdout.write(JSON.stringify(record) + "\n");
@@ -178,5 +180,24 @@ await step("subscribe", async () => {
   await Promise.race([first, reader]);
   await client.cancelTask({ tenant: "", id: started.id }, options());
   await reader;
+  return events;
+});
+
+// Errors on streams: a streaming message to a completed task, a subscription to it.
+await step("stream_terminal", async () => {
+  const request = sendRequest("again");
+  request.message.taskId = taskId;
+  request.message.contextId = contextId;
+  const events = [];
+  for await (const event of client.sendMessageStream(request, options())) {
+    events.push(StreamResponse.toJSON(event));
+  }
+  return events;
+});
+await step("subscribe_terminal", async () => {
+  const events = [];
+  for await (const event of client.resubscribeTask({ tenant: "", id: taskId }, options())) {
+    events.push(StreamResponse.toJSON(event));
+  }
   return events;
 });
