@@ -227,6 +227,77 @@ def _field_path(desc: _Desc, names: list[str]) -> str:
     return ".".join(out)
 
 
+_WKT_SHAPES: dict[str, tuple[type, ...] | None] = {
+    "google.protobuf.Struct": (dict,),
+    "google.protobuf.ListValue": (list,),
+    "google.protobuf.Any": (dict,),
+    "google.protobuf.Empty": (dict,),
+    "google.protobuf.Timestamp": (str,),
+    "google.protobuf.Duration": (str,),
+    "google.protobuf.FieldMask": (str,),
+    "google.protobuf.Value": None,  # any JSON value
+}
+
+
+def _shape_error(path: list[str], want: str) -> A2AError:
+    return A2AError.invalid_params(FieldViolation(".".join(path), f"must be {want}"))
+
+
+def _check_value(fd: _Field, value: Any, path: list[str]) -> None:
+    """``value`` (one element for repeated fields) has the JSON shape of ``fd``."""
+    if fd.type != _FD.TYPE_MESSAGE:
+        return  # json_format checks scalars
+    full = fd.message_type.full_name
+    if full in _WKT_SHAPES:
+        shape = _WKT_SHAPES[full]
+        if shape is not None and not isinstance(value, shape):
+            raise _shape_error(path, f"a JSON {'object' if shape == (dict,) else shape[0].__name__}")
+        return
+    if full.startswith("google.protobuf.") and full.endswith("Value"):
+        return  # wrapper types take scalars
+    if not isinstance(value, dict):
+        raise _shape_error(path, "a JSON object")
+    _check_shape(value, fd.message_type, path)
+
+
+def _check_shape(obj: dict[str, Any], desc: _Desc, path: list[str]) -> None:
+    """json_format iterates a string given for a message or a list field as if
+    it were an object or a list; refuse such shapes before parsing."""
+    fields = _fields_by_any_name(desc)
+    for key, value in obj.items():
+        fd = fields.get(key)
+        if fd is None or value is None:
+            continue
+        here = [*path, fd.name]
+        if _is_map(fd):
+            if not isinstance(value, dict):
+                raise _shape_error(here, "a JSON object")
+            value_fd = fd.message_type.fields_by_name["value"]
+            for item in value.values():
+                _check_value(value_fd, item, here)
+        elif fd.is_repeated:
+            if not isinstance(value, list):
+                raise _shape_error(here, "a JSON array")
+            for item in value:
+                _check_value(fd, item, here)
+        else:
+            _check_value(fd, value, here)
+
+
+_BY_NAME: dict[str, dict[str, _Field]] = {}
+
+
+def _fields_by_any_name(desc: _Desc) -> dict[str, _Field]:
+    table = _BY_NAME.get(desc.full_name)
+    if table is None:
+        table = {}
+        for fd in desc.fields:
+            table[fd.name] = fd
+            table[fd.json_name] = fd
+        _BY_NAME[desc.full_name] = table
+    return table
+
+
 def parse(obj: Any, msg: M, *, prefix: str = "") -> M:
     """Merges the ProtoJSON value ``obj`` into ``msg`` (unknown fields are
     ignored) and returns ``msg``. Raises A2AError(INVALID_PARAMS) with a
@@ -237,7 +308,10 @@ def parse(obj: Any, msg: M, *, prefix: str = "") -> M:
             FieldViolation(prefix, f"must be a JSON object ({msg.DESCRIPTOR.full_name})")
         )
     try:
+        _check_shape(obj, msg.DESCRIPTOR, [prefix] if prefix else [])
         json_format.ParseDict(obj, msg, ignore_unknown_fields=True)
+    except A2AError:
+        raise
     except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
         text = str(exc)
         path = _field_path(msg.DESCRIPTOR, _FIELD_RE.findall(text))

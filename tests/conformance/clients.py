@@ -117,11 +117,22 @@ class GrpcBinding:
             raise self._error(exc) from None
 
 
+async def _sse_lines(resp: aiohttp.ClientResponse) -> AsyncIterator[str]:
+    """Lines of an SSE body, without a line-length limit (5 MiB events)."""
+    buffer = b""
+    async for chunk in resp.content.iter_any():
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            yield line.rstrip(b"\r").decode("utf-8")
+    if buffer:
+        yield buffer.rstrip(b"\r").decode("utf-8")
+
+
 async def _sse_objects(resp: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
     """JSON objects of the ``data:`` lines of an SSE response."""
     data: list[str] = []
-    async for raw in resp.content:
-        line = raw.decode("utf-8").rstrip("\r\n")
+    async for line in _sse_lines(resp):
         if line.startswith(":"):
             continue
         if line.startswith("data:"):

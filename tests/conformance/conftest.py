@@ -195,3 +195,10 @@ class Transcript:
 @pytest.fixture
 def transcript(request: pytest.FixtureRequest, binding: Binding) -> Transcript:
     return Transcript(request.node.originalname, binding.name)
+
+
+@pytest_asyncio.fixture(params=("jsonrpc", "rest"), loop_scope="package")
+async def http_binding(request: pytest.FixtureRequest, servers: Servers) -> AsyncIterator[Binding]:
+    """The two HTTP bindings only (JSON framing does not exist on gRPC)."""
+    async for b in _binding(request.param, servers.main):
+        yield b

@@ -11,8 +11,8 @@ from tests.conformance.clients import Binding
 
 
 def message(*parts: pb.Part | str, task_id: str = "", context_id: str = "", **kw: Any) -> pb.Message:
+    kw.setdefault("message_id", new_id())
     return pb.Message(
-        message_id=new_id(),
         role=pb.ROLE_USER,
         task_id=task_id,
         context_id=context_id,

@@ -130,3 +130,36 @@ def test_loads_rejects_what_is_not_json(body):
 
 def test_dumps_is_compact():
     assert codec.dumps({"a": [1, 2], "b": "é"}) == '{"a":[1,2],"b":"é"}'
+
+
+@pytest.mark.parametrize(
+    ("obj", "field"),
+    [
+        ({"message": "hello"}, "message"),
+        ({"message": {"parts": "abc"}}, "message.parts"),
+        ({"message": {"parts": ["abc"]}}, "message.parts"),
+        ({"message": {"extensions": "urn:x"}}, "message.extensions"),
+        ({"message": {"metadata": [1]}}, "message.metadata"),
+        ({"metadata": "x"}, "metadata"),
+        ({"configuration": {"taskPushNotificationConfig": 1}}, "configuration.task_push_notification_config"),
+    ],
+)
+def test_parse_refuses_wrong_json_shapes(obj, field):
+    # json_format alone would iterate a string as an object or a list.
+    with pytest.raises(A2AError) as exc:
+        codec.parse(obj, pb.SendMessageRequest())
+    assert [v.field for v in exc.value.field_violations] == [field]
+
+
+def test_parse_accepts_nulls_and_free_form_values():
+    req = codec.parse(
+        {
+            "message": {
+                "messageId": "m",
+                "parts": [{"data": "just a string"}, {"data": [1]}],
+                "metadata": None,
+            }
+        },
+        pb.SendMessageRequest(),
+    )
+    assert req.message.parts[0].data.string_value == "just a string"
