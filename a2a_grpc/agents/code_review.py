@@ -15,7 +15,8 @@ directory (:mod:`a2a_grpc.agents.review.rebuild`) and linted by ONE ``ruff check
 families of the focus (:mod:`a2a_grpc.agents.review.rules`). Only findings on added lines are kept,
 at their line numbers in the new file. Other files are listed as skipped, with the reason.
 
-Events: a ``working`` status per reviewed file ("Reviewing path (i/n)"), then one artifact named
+Events: a ``working`` status per reviewed file ("Reviewing path (i/n)"; at most 100 per review, so
+a diff touching more files reports every k-th one), then one artifact named
 ``review-findings`` with a data part ``{"findings": [{"file", "line", "column", "rule", "severity",
 "issue", "recommendation", "url"}], "summary": str, "skipped": [{"file", "reason", ...}]}`` and a
 text part with the summary, then ``completed``. With more than 50 findings the artifact is streamed
@@ -73,6 +74,8 @@ CHUNK_FINDINGS = 50
 MAX_DIFF_BYTES = 4 * 1024 * 1024
 #: Timeout of a diff fetch by URL (seconds).
 FETCH_TIMEOUT = 15.0
+#: Most ``working`` statuses one review sends (a diff touching more files reports every k-th file).
+_MAX_PROGRESS = 100
 #: Findings listed in the text part (the data part has them all).
 _TEXT_LISTED = 25
 
@@ -221,8 +224,11 @@ class CodeReviewAgent(AgentExecutor):
                 python_files.append(patched)
 
         snippets: list[Snippet] = []
+        n = len(python_files)
+        every = -(-n // _MAX_PROGRESS)  # one status per file, or per `every` files for huge diffs
         for i, patched in enumerate(python_files, 1):
-            yield ctx.status(pb.TASK_STATE_WORKING, f"Reviewing {patched.path} ({i}/{len(python_files)})")
+            if (i - 1) % every == 0 or i == n:
+                yield ctx.status(pb.TASK_STATE_WORKING, f"Reviewing {patched.path} ({i}/{n})")
             snippets.extend(rebuild(patched))
 
         order = {p.path: i for i, p in enumerate(python_files)}

@@ -403,3 +403,18 @@ async def test_ruff_that_cannot_start_fails_the_task(agent: CodeReviewAgent, mon
     assert final.status.state == pb.TASK_STATE_FAILED
     assert "The review could not run: cannot start ruff" in status_text(final)
     assert not artifacts(events)
+
+
+async def test_progress_statuses_are_capped_for_diffs_touching_many_files(agent: CodeReviewAgent) -> None:
+    diff = "".join(
+        f"--- a/pkg/m{i}.py\n+++ b/pkg/m{i}.py\n@@ -1,1 +1,2 @@\n import os\n+x{i} = eval(os.environ['X'])\n"
+        for i in range(250)
+    )
+    events = await run(agent, make_ctx(user_message(text_part(diff))))
+    working = [status_text(s) for s in statuses(events) if s.status.state == pb.TASK_STATE_WORKING]
+    assert working[0] == "Reviewing pkg/m0.py (1/250)"
+    assert working[-1] == "Reviewing pkg/m249.py (250/250)"
+    assert 80 <= len(working) <= 101
+    data = review_data(events)
+    assert {(f["rule"], f["line"]) for f in data["findings"]} == {("S307", 2)}
+    assert len(data["findings"]) == 250
