@@ -56,6 +56,7 @@ SYNTAX_ERROR_CODE: Final = "invalid-syntax"
 CONTEXT_DEPENDENT_RULES: Final[frozenset[str]] = frozenset(
     {
         "F401",  # unused import: the use may be outside the hunks
+        "F405",  # name may come from a star import: it may be defined outside the hunks
         "F811",  # redefinition of unused name
         "F821",  # undefined name: defined outside the hunks
         "F822",  # undefined name in __all__
@@ -70,6 +71,7 @@ CONTEXT_DEPENDENT_RULES: Final[frozenset[str]] = frozenset(
         "PLE0117",  # nonlocal without binding
         "PLE0118",  # name used before global declaration
         "PLE1142",  # await outside async function
+        "PLE1520",  # singledispatchmethod on a function: the class header is outside the hunk
         "PLE0704",  # bare raise outside an except block: the except header is outside the hunk
         "B018",  # useless expression: a hunk may start with the tail of a statement
         "N999",  # invalid module name: the temporary file's name is not the module's
