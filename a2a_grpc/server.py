@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from a2a_grpc.card import BINDINGS, build_card
+from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.executor import AgentExecutor
 from a2a_grpc.handler import HandlerConfig, PushSink, RequestHandler
-from a2a_grpc.servicer import A2AServicer
+from a2a_grpc.servicer import A2AServicer, abort
 from a2a_grpc.store.base import TaskStore
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
 
@@ -81,7 +83,7 @@ class A2AServer:
         self.handler = RequestHandler(
             executor,
             store,
-            build_card(executor.card, {}, push=push is not None),
+            build_card(executor.card, {}, push=push is not None, extended=extended_card is not None),
             config=self.config.handler,
             extended_card=extended_card,
             push=push,
@@ -127,7 +129,7 @@ class A2AServer:
                 ("grpc.so_reuseport", 0),
             ]
         )
-        pb_grpc.add_A2AServiceServicer_to_server(self.servicer, server)
+        _add_servicer(self.servicer, server)
         self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         reflection.enable_server_reflection(
@@ -165,7 +167,11 @@ class A2AServer:
             sockets = getattr(site._server, "sockets", None) or []
             self.http_port = sockets[0].getsockname()[1] if sockets else cfg.http_port
         self.handler.card = build_card(
-            self.executor.card, self._urls(), order=cfg.interface_order, push=self.push is not None
+            self.executor.card,
+            self._urls(),
+            order=cfg.interface_order,
+            push=self.push is not None,
+            extended=self.handler.extended_card is not None,
         )
         await server.start()
         await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
@@ -201,6 +207,78 @@ class A2AServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+class _Undecodable:
+    """Stands in for a request whose bytes are not the RPC's message."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def _tolerant(name: str, handler: Any) -> Any:
+    """``handler`` with a deserializer that never raises: gRPC turns an
+    exception there into UNKNOWN with the exception's class in the details;
+    instead the call ends with INVALID_ARGUMENT (INVALID_PARAMS) and a field
+    violation, as any other bad input (spec §5.7, §10.6)."""
+    parse = handler.request_deserializer
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except DecodeError as exc:
+            return _Undecodable(f"is not a valid {name} in protobuf binary form: {exc}")
+
+    def refusal(request: _Undecodable) -> A2AError:
+        return A2AError.invalid_params(FieldViolation("", request.problem))
+
+    if handler.response_streaming:
+        behavior = handler.unary_stream
+
+        async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
+            if isinstance(request, _Undecodable):
+                await abort(context, refusal(request))
+            async for event in behavior(request, context):
+                yield event
+
+        return handler._replace(request_deserializer=deserialize, unary_stream=unary_stream)
+    unary = handler.unary_unary
+
+    async def unary_unary(request: Any, context: Any) -> Any:
+        if isinstance(request, _Undecodable):
+            await abort(context, refusal(request))
+        return await unary(request, context)
+
+    return handler._replace(request_deserializer=deserialize, unary_unary=unary_unary)
+
+
+class _Capture:
+    """Receives the generated code's method handlers instead of a server."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, Any] = {}
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.handlers = dict(handlers)
+
+
+def _add_servicer(servicer: A2AServicer, server: grpc.aio.Server) -> None:
+    """Registers ``servicer`` like the generated ``add_A2AServiceServicer_to_server``
+    does, with undecodable requests answered INVALID_ARGUMENT (see _tolerant)."""
+    capture = _Capture()
+    pb_grpc.add_A2AServiceServicer_to_server(servicer, capture)
+    methods = pb.DESCRIPTOR.services_by_name["A2AService"].methods_by_name
+    handlers = {
+        name: _tolerant(methods[name].input_type.full_name, handler)
+        for name, handler in capture.handlers.items()
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
 
 def _bracket(host: str) -> str:
