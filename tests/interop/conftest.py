@@ -32,6 +32,7 @@ import pytest
 
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.types import pb
 from tests.interop.agents import InteropAgent
 
 HERE = Path(__file__).resolve().parent
@@ -134,6 +135,20 @@ def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the SDK process must not see our packages first
     return env
+
+
+def sample_parts() -> list[Any]:
+    """One Part of each kind, as ``sdk_client.py`` and ``js/client.mjs`` send them in
+    their ``parts`` step: text with metadata, raw bytes whose base64 has ``+``
+    and ``/``, a JSON data value, a URL; media types and file names."""
+    text = pb.Part(text="héllo ✓", media_type="text/plain")
+    text.metadata.update({"k": "v", "n": 1.5})
+    data = pb.Part(media_type="application/json")
+    data.data.struct_value.update({"list": [1, 2.5, "x", None, True], "nested": {"a": "b"}})
+    raw = pb.Part(raw=bytes([0xFB, 0xFF, 0xFE, 0x00, 0x3E, 0x3F]), media_type="application/octet-stream")
+    raw.filename = "b.bin"
+    url = pb.Part(url="https://example.com/f.txt", media_type="text/plain", filename="f.txt")
+    return [text, raw, data, url]
 
 
 # ------------------------------------------------------------ a2a-sdk server

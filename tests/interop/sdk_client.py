@@ -20,7 +20,7 @@ Steps: ``card``, ``transport``, ``send`` (blocking), ``stream``, ``get``,
 on an unknown id), then ``get_history0``, ``list_pages``, ``send_terminal``,
 ``subscribe`` (a working task, canceled while subscribed),
 ``subscribe_terminal`` and ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
-follow-up message on the task). A failing step never stops the later ones.
+follow-up message on the task), ``parts`` (every kind of Part, echoed). A failing step never stops the later ones.
 """
 
 from __future__ import annotations
@@ -220,6 +220,33 @@ async def extra_steps(blocking: Any, streaming: Any, done_id: str) -> None:
         return {"asked": asked, "answered": answered}
 
     await step("multi_turn", multi_turn)
+
+    # Every kind of Part, echoed back unchanged: bytes that differ between
+    # base64 and base64url, a JSON data value, a URL, media types, file
+    # names and metadata.
+    async def all_parts() -> list[dict[str, Any]]:
+        msg = user_message("")
+        del msg.parts[:]
+        text = pb.Part(text="héllo ✓", media_type="text/plain")
+        text.metadata.update({"k": "v", "n": 1.5})
+        data = pb.Part(media_type="application/json")
+        data.data.struct_value.update({"list": [1, 2.5, "x", None, True], "nested": {"a": "b"}})
+        msg.parts.extend(
+            [
+                text,
+                pb.Part(
+                    raw=bytes([0xFB, 0xFF, 0xFE, 0x00, 0x3E, 0x3F]),
+                    media_type="application/octet-stream",
+                    filename="b.bin",
+                ),
+                data,
+                pb.Part(url="https://example.com/f.txt", media_type="text/plain", filename="f.txt"),
+            ]
+        )
+        msg.metadata.update({"origin": "a2a-sdk"})
+        return await collect(blocking.send_message(pb.SendMessageRequest(message=msg), context=CALL))
+
+    await step("parts", all_parts)
     # SubscribeToTask on a terminal task (design.md A2: UnsupportedOperationError).
     await step(
         "subscribe_terminal",

@@ -11,7 +11,7 @@ The agent, written against the SDK's ``AgentExecutor`` API:
 - ``ask``: a SUBMITTED task, then INPUT_REQUIRED with a question; the next
   message on that task is echoed like any other.
 - anything else: a SUBMITTED task, one artifact named ``echo`` holding the
-  message text, then COMPLETED.
+  message's parts unchanged, then COMPLETED.
 
 Push notification configs are stored (no sender: nothing is ever delivered)
 and an extended card named ``SDK Echo (extended)`` is configured.
@@ -69,7 +69,8 @@ class EchoOrSlowExecutor(AgentExecutor):
             await asyncio.sleep(float(words[1]) if len(words) > 1 else 30.0)
             await updater.complete()
             return
-        await updater.add_artifact([new_text_part(text)], name="echo")
+        parts = list(context.message.parts) if context.message is not None else [new_text_part(text)]
+        await updater.add_artifact(parts, name="echo")
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from a2a_grpc.types import pb
-from tests.interop.conftest import HERE, LiveServer, node_binary, run_json_lines
+from tests.interop.conftest import HERE, LiveServer, node_binary, run_json_lines, sample_parts
 from tests.interop.test_sdk_client import ok, parse
 
 JS_BINDINGS = ("jsonrpc", "rest")
@@ -44,12 +44,12 @@ def test_public_card(js_run: dict[str, Any], our_server: LiveServer) -> None:
 
 
 def test_card(js_run: dict[str, Any]) -> None:
-    """``Client.getAgentCard()`` is how a JS caller reads the card. Because our
-    card declares ``capabilities.extendedAgentCard: true``, the SDK calls
-    GetExtendedAgentCard, which our server answers with
-    EXTENDED_AGENT_CARD_NOT_CONFIGURED when no extended card was configured —
-    so the call fails. Our bug: the card must only declare the capability when
-    ``A2AServer(extended_card=...)`` is set (spec §3.1.11, digest §8.3)."""
+    """``Client.getAgentCard()`` is how a JS caller reads the card: when the
+    card declares ``capabilities.extendedAgentCard: true`` the SDK calls
+    GetExtendedAgentCard and fails on EXTENDED_AGENT_CARD_NOT_CONFIGURED. So
+    our card must declare the capability only when ``A2AServer(extended_card=
+    ...)`` is set (spec §3.1.11, digest §8.3) — the first version of the server
+    declared it always and this test caught it."""
     card = parse(ok(js_run, "card"), pb.AgentCard())
     assert card.name == "Interop Agent"
     assert {i.protocol_binding for i in card.supported_interfaces} == {"GRPC", "JSONRPC", "HTTP+JSON"}
@@ -136,3 +136,13 @@ def test_stream_errors_on_terminal_task(js_run: dict[str, Any], step: str) -> No
     record = js_run[step]
     assert not record["ok"], record
     assert record["error"]["isUnsupportedOperation"], record["error"]
+
+
+def test_all_part_kinds_round_trip(js_run: dict[str, Any]) -> None:
+    """The JS SDK's encoding of every Part kind (``Buffer`` as base64, a JSON
+    ``data`` value, metadata) is read by our server and echoed back unchanged."""
+    task = parse(ok(js_run, "parts")["task"], pb.Task())
+    assert task.status.state == pb.TASK_STATE_COMPLETED
+    assert list(task.history[0].parts) == sample_parts()
+    assert list(task.artifacts[0].parts) == sample_parts()
+    assert dict(task.history[0].metadata) == {"origin": "a2a-js"}

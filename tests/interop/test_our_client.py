@@ -16,7 +16,7 @@ import pytest
 
 from a2a_grpc.client import A2AClient, A2AError, ErrorCode
 from a2a_grpc.types import new_id, pb
-from tests.interop.conftest import BINDINGS, SdkServer
+from tests.interop.conftest import BINDINGS, SdkServer, sample_parts
 
 pytestmark = pytest.mark.parametrize("binding", BINDINGS)
 
@@ -210,3 +210,16 @@ async def test_push_config_crud(client: A2AClient) -> None:
     assert [c.id for c in listed.configs] == [created.id]
     await client.delete_task_push_notification_config(done.id, created.id)
     assert not (await client.list_task_push_notification_configs(done.id)).configs
+
+
+async def test_all_part_kinds_round_trip(client: A2AClient) -> None:
+    """Text with metadata, raw bytes (base64 with ``+`` and ``/``), a JSON data
+    value, a URL, media types and file names survive our encoding and the
+    SDK's unchanged (the SDK agent echoes the parts it received)."""
+    message = pb.Message(parts=sample_parts())
+    message.metadata.update({"origin": "a2a-grpc"})
+    task = (await client.send_message(message)).task
+    assert task.status.state == pb.TASK_STATE_COMPLETED
+    assert list(task.history[0].parts) == sample_parts()
+    assert list(task.artifacts[0].parts) == sample_parts()
+    assert dict(task.history[0].metadata) == {"origin": "a2a-grpc"}

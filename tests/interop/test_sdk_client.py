@@ -17,7 +17,7 @@ import pytest
 from google.protobuf import json_format
 
 from a2a_grpc.types import pb
-from tests.interop.conftest import BINDINGS, HERE, LiveServer, run_json_lines
+from tests.interop.conftest import BINDINGS, HERE, LiveServer, run_json_lines, sample_parts
 
 SDK_TRANSPORTS = {"grpc": "GrpcTransport", "jsonrpc": "JsonRpcTransport", "rest": "RestTransport"}
 
@@ -168,3 +168,14 @@ def test_multi_turn_input_required(sdk_run: dict[str, Any]) -> None:
     assert answered.status.state == pb.TASK_STATE_COMPLETED
     assert [p.text for p in answered.artifacts[-1].parts] == ["the answer"]
     assert [m.role for m in answered.history][:3] == [pb.ROLE_USER, pb.ROLE_AGENT, pb.ROLE_USER]
+
+
+def test_all_part_kinds_round_trip(sdk_run: dict[str, Any]) -> None:
+    """Text with metadata, raw bytes (base64 with ``+`` and ``/``), a JSON data
+    value, a URL, media types and file names survive the SDK's encoding and
+    ours unchanged, in the stored history and in the echoed artifact."""
+    task = parse(ok(sdk_run, "parts")[0], pb.StreamResponse()).task
+    assert task.status.state == pb.TASK_STATE_COMPLETED
+    assert list(task.history[0].parts) == sample_parts()
+    assert list(task.artifacts[0].parts) == sample_parts()
+    assert dict(task.history[0].metadata) == {"origin": "a2a-sdk"}

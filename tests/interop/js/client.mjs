@@ -11,7 +11,8 @@
 // error (GetTask on an unknown id), then get_history0, multi_turn ("ask" →
 // INPUT_REQUIRED, then a follow-up on the task) and subscribe (a working task,
 // canceled while subscribed), stream_terminal and subscribe_terminal (errors
-// on streams), and prints one JSON line per step:
+// on streams) and parts (every kind of Part, echoed), and prints one JSON line
+// per step:
 //
 //   {"step": "send", "ok": true, "value": ...}      values as ProtoJSON (the SDK's toJSON)
 //   {"step": "error", "ok": false, "error": {"name": "TaskNotFoundError", ...}}
@@ -200,4 +201,24 @@ await step("subscribe_terminal", async () => {
     events.push(StreamResponse.toJSON(event));
   }
   return events;
+});
+
+// Every kind of Part, echoed back unchanged (the same parts as sdk_client.py).
+await step("parts", async () => {
+  const part = (content, extra = {}) => ({ content, metadata: undefined, filename: "", mediaType: "", ...extra });
+  const request = sendRequest("");
+  request.message.parts = [
+    part({ $case: "text", value: "héllo ✓" }, { mediaType: "text/plain", metadata: { k: "v", n: 1.5 } }),
+    part(
+      { $case: "raw", value: Buffer.from([0xfb, 0xff, 0xfe, 0x00, 0x3e, 0x3f]) },
+      { mediaType: "application/octet-stream", filename: "b.bin" },
+    ),
+    part(
+      { $case: "data", value: { list: [1, 2.5, "x", null, true], nested: { a: "b" } } },
+      { mediaType: "application/json" },
+    ),
+    part({ $case: "url", value: "https://example.com/f.txt" }, { mediaType: "text/plain", filename: "f.txt" }),
+  ];
+  request.message.metadata = { origin: "a2a-js" };
+  return resultJson(await client.sendMessage(request, options()));
 });
