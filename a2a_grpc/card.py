@@ -25,12 +25,14 @@ def build_card(
     *,
     order: Sequence[str] = BINDINGS,
     push: bool = False,
+    extended: bool = False,
     streaming: bool | None = None,
 ) -> pb.AgentCard:
     """A copy of ``agent_card`` with ``supported_interfaces`` listing
     ``urls[binding]`` for each binding of ``order`` that has a URL (gRPC as a
     bare ``host:port``, design.md), ``pushNotifications`` set from ``push``,
-    ``extendedAgentCard`` true unless the agent set it, and ``streaming`` when
+    ``extendedAgentCard`` true exactly when an extended card is configured
+    (``extended``; an agent's explicit false is kept), and ``streaming`` when
     given."""
     card = pb.AgentCard()
     card.CopyFrom(agent_card)
@@ -44,8 +46,11 @@ def build_card(
                 pb.AgentInterface(url=url, protocol_binding=binding, protocol_version=PROTOCOL_VERSION)
             )
     card.capabilities.push_notifications = push
-    if not card.capabilities.HasField("extended_agent_card"):
+    if extended:
         card.capabilities.extended_agent_card = True
+    elif card.capabilities.extended_agent_card:
+        # Never claim an extended card that is not there: clients fetch it.
+        card.capabilities.ClearField("extended_agent_card")
     if streaming is not None:
         card.capabilities.streaming = streaming
     return card

@@ -950,12 +950,17 @@ class RequestHandler:
     async def get_extended_agent_card(
         self, req: pb.GetExtendedAgentCardRequest, call: CallContext
     ) -> pb.AgentCard:
-        """GetExtendedAgentCard (spec §3.1.11): UNSUPPORTED_OPERATION when the
-        card declares ``extendedAgentCard: false``;
-        EXTENDED_AGENT_CARD_NOT_CONFIGURED while none is configured."""
+        """GetExtendedAgentCard (spec §3.1.11): the configured extended card.
+
+        The RPC always exists, so while no extended card is configured it
+        answers EXTENDED_AGENT_CARD_NOT_CONFIGURED — and the public card does
+        not claim ``extendedAgentCard`` (clients such as the JS SDK fetch it
+        eagerly when it does). An agent whose card explicitly sets
+        ``extendedAgentCard: false`` gets UNSUPPORTED_OPERATION (spec §3.3.4)."""
         self._begin(call)
         self._validate(req)
-        if not self.card.capabilities.extended_agent_card:
+        caps = self.card.capabilities
+        if caps.HasField("extended_agent_card") and not caps.extended_agent_card:
             raise A2AError(ErrorCode.UNSUPPORTED_OPERATION, "this agent has no extended agent card")
         if self.extended_card is None:
             raise A2AError(ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED)
