@@ -20,7 +20,7 @@ Steps: ``card``, ``transport``, ``send`` (blocking), ``stream``, ``get``,
 on an unknown id), then ``get_history0``, ``list_pages``, ``send_terminal``,
 ``subscribe`` (a working task, canceled while subscribed),
 ``subscribe_terminal`` and ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
-follow-up message on the task), ``parts`` (every kind of Part, echoed). A failing step never stops the later ones.
+follow-up message on the task), ``parts`` (every kind of Part, echoed) and ``extended_card``. A failing step never stops the later ones.
 """
 
 from __future__ import annotations
@@ -247,6 +247,12 @@ async def extra_steps(blocking: Any, streaming: Any, done_id: str) -> None:
         return await collect(blocking.send_message(pb.SendMessageRequest(message=msg), context=CALL))
 
     await step("parts", all_parts)
+
+    # The SDK's way to read "the" card: the extended one when the card declares it.
+    await step(
+        "extended_card",
+        lambda: _json(blocking.get_extended_agent_card(pb.GetExtendedAgentCardRequest(), context=CALL)),
+    )
     # SubscribeToTask on a terminal task (design.md A2: UnsupportedOperationError).
     await step(
         "subscribe_terminal",

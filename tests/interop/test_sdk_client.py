@@ -179,3 +179,13 @@ def test_all_part_kinds_round_trip(sdk_run: dict[str, Any]) -> None:
     assert list(task.history[0].parts) == sample_parts()
     assert list(task.artifacts[0].parts) == sample_parts()
     assert dict(task.history[0].metadata) == {"origin": "a2a-sdk"}
+
+
+def test_extended_card(sdk_run: dict[str, Any]) -> None:
+    """``Client.get_extended_agent_card`` calls GetExtendedAgentCard only when
+    the card declares ``extendedAgentCard``; our server has none configured, so
+    it must not declare it and the SDK returns the public card (spec §3.1.11,
+    digest §8.3)."""
+    card = parse(ok(sdk_run, "extended_card"), pb.AgentCard())
+    assert card.name == "Interop Agent"
+    assert not card.capabilities.extended_agent_card
