@@ -39,7 +39,7 @@ SSE_HEADERS = {
     "X-Accel-Buffering": "no",
 }
 #: How often a silent stream checks whether its client is still there.
-_POLL_SECONDS = 0.5
+_POLL_SECONDS = 1.0
 
 
 def _gone(request: web.Request) -> bool:
