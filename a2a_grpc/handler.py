@@ -918,12 +918,15 @@ class RequestHandler:
         size = min(req.page_size or 100, 100)
         after = None
         if req.page_token:
+            raw = req.page_token.encode()
             try:
-                after = base64.urlsafe_b64decode(req.page_token.encode() + b"==").decode()
+                # Strict: the lenient urlsafe_b64decode drops foreign bytes,
+                # turning garbage into "" (= first page) instead of an error.
+                after = base64.b64decode(raw + b"=" * (-len(raw) % 4), altchars=b"-_", validate=True).decode()
             except (ValueError, UnicodeDecodeError):
-                raise A2AError.invalid_params(
-                    FieldViolation("page_token", "is not a valid page token")
-                ) from None
+                after = ""
+            if not after or check_id(after) is not None:
+                raise A2AError.invalid_params(FieldViolation("page_token", "is not a valid page token"))
         configs = await self.store.list_push_configs(call.owner, req.task_id, limit=size + 1, after_id=after)
         token = ""
         if len(configs) > size:
