@@ -20,6 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from a2a_grpc.types import pb
+from gateway.body import MAX_BODY_KEY
 from gateway.card import CardEndpoint
 from gateway.jsonrpc import JsonRpcBinding
 from gateway.rest import RestBinding
@@ -78,6 +79,7 @@ def create_app(
     app[SERVICER_KEY] = servicer
     app[ROUTES_KEY] = table
     app[STOPPING_KEY] = stopping
+    app[MAX_BODY_KEY] = max_body_bytes
 
     card = CardEndpoint(card_source, max_age_seconds=card_max_age_seconds)
     for path in CARD_PATHS:
@@ -86,7 +88,14 @@ def create_app(
     jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive_seconds, stopping=stopping)
     app.router.add_post(jsonrpc_path, jsonrpc.handle)
 
-    rest = RestBinding(servicer, table, prefix=prefix, keepalive=keepalive_seconds, stopping=stopping)
+    rest = RestBinding(
+        servicer,
+        table,
+        prefix=prefix,
+        keepalive=keepalive_seconds,
+        stopping=stopping,
+        jsonrpc_path=jsonrpc_path,
+    )
     app.router.add_route("*", prefix + "/{tail:.*}", rest.handle)
 
     async def _on_shutdown(_: web.Application) -> None:

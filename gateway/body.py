@@ -15,7 +15,10 @@ from aiohttp import web
 from a2a_grpc.errors import A2AError, ErrorCode
 from gateway import codec
 
-__all__ = ["JSON_TYPES", "check_content_type", "read_json"]
+__all__ = ["JSON_TYPES", "MAX_BODY_KEY", "check_content_type", "read_json"]
+
+#: The application's request body limit in bytes (set by create_app).
+MAX_BODY_KEY = web.AppKey("a2a_max_body_bytes", int)
 
 JSON_TYPES = frozenset({"application/json", "application/a2a+json"})
 
@@ -53,10 +56,9 @@ async def read_json(request: web.Request) -> Any:
     try:
         data = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        raise A2AError(
-            ErrorCode.RESOURCE_EXHAUSTED,
-            f"request body larger than {request.app._client_max_size} bytes",
-        ) from None
+        limit = request.app.get(MAX_BODY_KEY)
+        text = f"request body larger than {limit} bytes" if limit else "request body too large"
+        raise A2AError(ErrorCode.RESOURCE_EXHAUSTED, text) from None
     if not data.strip():
         return None
     return codec.loads(data)

@@ -65,8 +65,10 @@ class RestBinding:
         prefix: str = "",
         keepalive: float = 15.0,
         stopping: asyncio.Event | None = None,
+        jsonrpc_path: str | None = None,
     ) -> None:
         self.servicer = servicer
+        self.jsonrpc_path = jsonrpc_path
         self.table = table
         self.prefix = prefix.rstrip("/")
         self.keepalive = keepalive
@@ -80,6 +82,12 @@ class RestBinding:
         try:
             found = self.table.match(request.method, raw_path)
         except RouteNotFound:
+            if self.jsonrpc_path is not None and request.rel_url.path == self.jsonrpc_path:
+                err = A2AError(
+                    ErrorCode.METHOD_NOT_FOUND,
+                    f"{request.method} is not allowed on {self.jsonrpc_path}; JSON-RPC requests use POST",
+                )
+                return error_response(err.to_status(), http_status=405, headers={"Allow": "POST"})
             err = A2AError(
                 ErrorCode.METHOD_NOT_FOUND, f"no route for {request.method} {request.rel_url.path}"
             )

@@ -137,6 +137,7 @@ async def test_rest_body_too_large(gw):
         assert resp.status == 429
         body = await resp.json(content_type=None)
     assert body["error"]["details"][0]["reason"] == "RESOURCE_EXHAUSTED"
+    assert "65536 bytes" in body["error"]["message"]
 
 
 async def test_rest_unicode_roundtrip(gw):
@@ -346,7 +347,10 @@ async def test_jsonrpc_stream_envelopes(gw):
 
 async def test_jsonrpc_url_only_takes_post(gw):
     async with gw.session.get(gw.base + "/") as resp:
-        assert resp.status in (404, 405)
+        assert resp.status == 405
+        assert resp.headers["Allow"] == "POST"
+        body = await resp.json(content_type=None)
+    assert body["error"]["details"][0]["reason"] == "METHOD_NOT_FOUND"
 
 
 # --- Agent card ---------------------------------------------------------------------------------
