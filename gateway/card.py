@@ -71,7 +71,6 @@ class CardEndpoint:
             "ETag": etag,
             "Cache-Control": f"public, max-age={self.max_age_seconds}",
             "Last-Modified": email.utils.formatdate(modified, usegmt=True),
-            "Vary": "Accept-Encoding",
         }
         if_none_match = request.headers.get("If-None-Match")
         if if_none_match is not None:

@@ -148,11 +148,12 @@ class RestBinding:
             if body == "*":
                 codec.parse(data, message)
             else:
-                set_target = message
+                # body: "field.path" — the body is that one field's JSON value.
+                target = message
                 *parents, leaf = body.split(".")
                 for name in parents:
-                    set_target = getattr(set_target, name)
-                codec.parse(data, getattr(set_target, leaf), prefix=body)
+                    target = getattr(target, name)
+                codec.parse({leaf: data}, target, prefix=".".join(parents))
         else:
             # No body is mapped: one must not be sent (still refuse a non-JSON one).
             if request.can_read_body:
