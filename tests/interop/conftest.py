@@ -7,8 +7,8 @@ JSON, and the tests assert on what they print.
 
 - ``our_server``: an :class:`~a2a_grpc.server.A2AServer` serving
   :class:`tests.interop.agents.InteropAgent` on ephemeral ports, run in a
-  background thread with its own event loop (module scope, so one server
-  serves all the SDK subprocesses of a module).
+  background thread with its own event loop (one per session: every test
+  works on tasks of its own contexts).
 - ``sdk_server``: ``tests/interop/sdk_server.py`` (an ``a2a-sdk`` server) as a
   subprocess; its ports come from the ``READY`` line it prints.
 """
@@ -39,12 +39,6 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 BINDINGS = ("grpc", "jsonrpc", "rest")
 SUBPROCESS_TIMEOUT = 60.0
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if HERE in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.interop)
 
 
 @dataclass(slots=True)
@@ -87,7 +81,7 @@ class _ServerThread(threading.Thread):
         self.loop.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def our_server() -> Iterator[LiveServer]:
     thread = _ServerThread()
     thread.start()
@@ -159,7 +153,7 @@ class SdkServer:
     process: subprocess.Popen[str]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sdk_server() -> Iterator[SdkServer]:
     proc = subprocess.Popen(
         [sys.executable, str(HERE / "sdk_server.py")],

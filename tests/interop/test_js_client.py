@@ -23,6 +23,8 @@ from tests.interop.test_sdk_client import ok, parse
 JS_BINDINGS = ("jsonrpc", "rest")
 JS_PROTOCOL = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
 
+pytestmark = pytest.mark.interop
+
 
 @pytest.fixture(scope="module", params=JS_BINDINGS)
 def js_run(request: pytest.FixtureRequest, our_server: LiveServer) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from a2a_grpc.client import A2AClient, A2AError, ErrorCode
 from a2a_grpc.types import new_id, pb
 from tests.interop.conftest import BINDINGS, SdkServer, sample_parts
 
-pytestmark = pytest.mark.parametrize("binding", BINDINGS)
+pytestmark = [pytest.mark.interop, pytest.mark.parametrize("binding", BINDINGS)]
 
 CARD_BINDING = {"grpc": "GRPC", "jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
 

@@ -21,6 +21,8 @@ from tests.interop.conftest import BINDINGS, HERE, LiveServer, run_json_lines, s
 
 SDK_TRANSPORTS = {"grpc": "GrpcTransport", "jsonrpc": "JsonRpcTransport", "rest": "RestTransport"}
 
+pytestmark = pytest.mark.interop
+
 
 @pytest.fixture(scope="module", params=BINDINGS)
 def sdk_run(request: pytest.FixtureRequest, our_server: LiveServer) -> dict[str, Any]:

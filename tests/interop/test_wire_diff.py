@@ -28,6 +28,8 @@ from tests.interop.conftest import LiveServer, SdkServer
 
 HEADERS = {"Content-Type": "application/json", "A2A-Version": "1.0"}
 
+pytestmark = pytest.mark.interop
+
 
 @pytest.fixture
 async def http() -> AsyncIterator[aiohttp.ClientSession]:
