@@ -186,7 +186,10 @@ class A2AServer:
         stops = []
         if self._grpc is not None:
             stops.append(self._grpc.stop(grace))
-        stops.append(self.handler.close(grace))
+        # Executions still running are stopped a little before gRPC cancels
+        # the calls at the end of the grace period, so their streams end
+        # with the task's final (FAILED) status instead of UNAVAILABLE.
+        stops.append(self.handler.close(max(0.0, grace - min(1.0, grace / 4))))
         await asyncio.gather(*stops, return_exceptions=True)
         if self._runner is not None:
             await self._runner.cleanup()
