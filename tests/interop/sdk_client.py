@@ -20,7 +20,8 @@ Steps: ``card``, ``transport``, ``send`` (blocking), ``stream``, ``get``,
 on an unknown id), then ``get_history0``, ``list_pages``, ``send_terminal``,
 ``subscribe`` (a working task, canceled while subscribed),
 ``subscribe_terminal`` and ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
-follow-up message on the task), ``parts`` (every kind of Part, echoed) and ``extended_card``. A failing step never stops the later ones.
+follow-up message on the task), ``parts`` (every kind of Part, echoed), ``extended_card``, and the
+``tenant_*`` steps (a card whose interfaces carry tenant ``acme``). A failing step never stops the later ones.
 """
 
 from __future__ import annotations
@@ -92,6 +93,14 @@ async def main(base_url: str, binding: str) -> None:
             return
     emit("card", value=to_json(card_pb))
 
+    # The same card with a tenant on every interface: the SDK then sends the
+    # tenant in each request (REST path prefix, JSON-RPC params, gRPC field).
+    tenant_card = pb.AgentCard()
+    tenant_card.CopyFrom(card_pb)
+    for interface in tenant_card.supported_interfaces:
+        interface.tenant = "acme"
+    tenant_client = ClientFactory(ClientConfig(streaming=False, **config)).create(tenant_card)
+
     blocking = ClientFactory(ClientConfig(streaming=False, **config)).create(card_pb)
     streaming = ClientFactory(ClientConfig(streaming=True, **config)).create(card_pb)
     emit("transport", value=type(blocking._transport).__name__)
@@ -146,9 +155,30 @@ async def main(base_url: str, binding: str) -> None:
             ),
         )
         await extra_steps(blocking, streaming, task_id)
+        await tenant_steps(tenant_client, blocking)
     finally:
         await blocking.close()
         await streaming.close()
+        await tenant_client.close()
+
+
+async def tenant_steps(tenant_client: Any, plain: Any) -> None:
+    """A task created under tenant ``acme`` is readable there and nowhere else
+    (spec §3.1, design.md: tasks belong to their tenant)."""
+    created = await step(
+        "tenant_send",
+        lambda: collect(
+            tenant_client.send_message(pb.SendMessageRequest(message=user_message("tenant")), context=CALL)
+        ),
+    )
+    tid = created[0]["task"]["id"] if created else "missing"
+    ctx = created[0]["task"]["contextId"] if created else "missing"
+    await step("tenant_get", lambda: _json(tenant_client.get_task(pb.GetTaskRequest(id=tid), context=CALL)))
+    await step(
+        "tenant_list",
+        lambda: _json(tenant_client.list_tasks(pb.ListTasksRequest(context_id=ctx), context=CALL)),
+    )
+    await step("tenant_get_elsewhere", lambda: _json(plain.get_task(pb.GetTaskRequest(id=tid), context=CALL)))
 
 
 async def extra_steps(blocking: Any, streaming: Any, done_id: str) -> None:

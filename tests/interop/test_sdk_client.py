@@ -191,3 +191,15 @@ def test_extended_card(sdk_run: dict[str, Any]) -> None:
     card = parse(ok(sdk_run, "extended_card"), pb.AgentCard())
     assert card.name == "Interop Agent"
     assert not card.capabilities.extended_agent_card
+
+
+def test_tenant_scoping(sdk_run: dict[str, Any]) -> None:
+    """An interface with ``tenant: acme`` makes the SDK send the tenant (REST
+    ``/acme/...`` path, JSON-RPC and gRPC request field); our server keeps the
+    task in that tenant: readable and listed there, TaskNotFound without it
+    (spec §8.3.2, design.md "Data and identity")."""
+    created = parse(ok(sdk_run, "tenant_send")[0], pb.StreamResponse()).task
+    assert created.status.state == pb.TASK_STATE_COMPLETED
+    assert parse(ok(sdk_run, "tenant_get"), pb.Task()).id == created.id
+    assert [t.id for t in parse(ok(sdk_run, "tenant_list"), pb.ListTasksResponse()).tasks] == [created.id]
+    assert err(sdk_run, "tenant_get_elsewhere")["type"] == "TaskNotFoundError"
