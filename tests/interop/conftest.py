@@ -9,6 +9,7 @@ JSON, and the tests assert on what they print.
   :class:`tests.interop.agents.InteropAgent` on ephemeral ports, run in a
   background thread with its own event loop (one per session: every test
   works on tasks of its own contexts).
+- ``review_server``: the same with the built-in code-review agent.
 - ``sdk_server``: ``tests/interop/sdk_server.py`` (an ``a2a-sdk`` server) as a
   subprocess; its ports come from the ``READY`` line it prints.
 """
@@ -57,8 +58,9 @@ class LiveServer:
 
 
 class _ServerThread(threading.Thread):
-    def __init__(self) -> None:
+    def __init__(self, agent: Any) -> None:
         super().__init__(name="interop-a2a-server", daemon=True)
+        self.agent = agent
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.server: A2AServer | None = None
@@ -68,7 +70,7 @@ class _ServerThread(threading.Thread):
         asyncio.set_event_loop(self.loop)
         try:
             self.server = A2AServer(
-                InteropAgent(), InMemoryTaskStore(), ServerConfig(grpc_port=0, http_port=0, grace_seconds=0.5)
+                self.agent, InMemoryTaskStore(), ServerConfig(grpc_port=0, http_port=0, grace_seconds=0.5)
             )
             self.loop.run_until_complete(self.server.start())
         except BaseException as exc:
@@ -81,9 +83,8 @@ class _ServerThread(threading.Thread):
         self.loop.close()
 
 
-@pytest.fixture(scope="session")
-def our_server() -> Iterator[LiveServer]:
-    thread = _ServerThread()
+def _serve(agent: Any) -> Iterator[LiveServer]:
+    thread = _ServerThread(agent)
     thread.start()
     assert thread.ready.wait(15), "A2AServer did not start within 15 s"
     if thread.error is not None:
@@ -98,6 +99,20 @@ def our_server() -> Iterator[LiveServer]:
     )
     thread.loop.call_soon_threadsafe(thread.loop.stop)
     thread.join(10)
+
+
+@pytest.fixture(scope="session")
+def our_server() -> Iterator[LiveServer]:
+    """Our server with the interop agent (echo, ``slow``, ``ask``)."""
+    yield from _serve(InteropAgent())
+
+
+@pytest.fixture(scope="session")
+def review_server() -> Iterator[LiveServer]:
+    """Our server with the built-in ``code-review`` agent (the default of ``a2a-grpc serve``)."""
+    from a2a_grpc.agents.code_review import CodeReviewAgent
+
+    yield from _serve(CodeReviewAgent())
 
 
 def run_json_lines(argv: list[str], *, timeout: float = SUBPROCESS_TIMEOUT) -> dict[str, dict[str, Any]]:

@@ -4,7 +4,7 @@ Run ONLY as its own process: ``a2a`` registers ``lf.a2a.v1`` in protobuf's
 default descriptor pool, which clashes with a2a-grpc's generated protos, so the
 pytest process never imports it.
 
-    python tests/interop/sdk_client.py BASE_URL BINDING
+    python tests/interop/sdk_client.py BASE_URL BINDING [--review DIFF]
 
 ``BINDING`` is ``grpc``, ``jsonrpc`` or ``rest``. The client is built the
 SDK's way — card from ``BASE_URL/.well-known/agent-card.json``, then
@@ -27,10 +27,12 @@ follow-up message on the task), ``parts`` (every kind of Part, echoed), ``extend
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -294,5 +296,61 @@ async def _json(call: Awaitable[ProtoMessage]) -> dict[str, Any]:
     return to_json(await call)
 
 
+async def review(base_url: str, binding: str, diff: str) -> None:
+    """``--review DIFF``: the code-review agent, reached the SDK's way, reviews
+    the diff given as a text part (blocking), a data part with a focus
+    (streaming) and a ``text/x-diff`` file part; then a message without a diff
+    (INPUT_REQUIRED) and the diff as the follow-up on the same task. Steps:
+    ``review_card``, ``review_text``, ``review_data_stream``, ``review_file``,
+    ``review_ask``, ``review_answer``."""
+    config = ClientConfig(
+        supported_protocol_bindings=[BINDINGS[binding]], grpc_channel_factory=grpc.aio.insecure_channel
+    )
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        card = await A2ACardResolver(http, base_url).get_agent_card()
+    emit("review_card", value=to_json(card))
+    slow_call = ClientCallContext(timeout=60.0)  # ruff runs once per review
+    blocking = ClientFactory(dataclasses.replace(config, streaming=False)).create(card)
+    streaming = ClientFactory(dataclasses.replace(config, streaming=True)).create(card)
+    try:
+
+        def message(*parts: pb.Part) -> pb.SendMessageRequest:
+            msg = user_message("")
+            del msg.parts[:]
+            msg.parts.extend(parts)
+            return pb.SendMessageRequest(message=msg)
+
+        await step(
+            "review_text",
+            lambda: collect(blocking.send_message(message(pb.Part(text=diff)), context=slow_call)),
+        )
+        data = pb.Part(media_type="application/json")
+        data.data.struct_value.update({"diff": diff, "language": "python", "focus": ["security"]})
+        await step(
+            "review_data_stream", lambda: collect(streaming.send_message(message(data), context=slow_call))
+        )
+        file_part = pb.Part(raw=diff.encode(), media_type="text/x-diff", filename="change.diff")
+        await step(
+            "review_file", lambda: collect(blocking.send_message(message(file_part), context=slow_call))
+        )
+        asked = await step(
+            "review_ask",
+            lambda: collect(
+                blocking.send_message(message(pb.Part(text="please review my change")), context=CALL)
+            ),
+        )
+        if asked:
+            follow = message(pb.Part(text=diff))
+            follow.message.task_id = asked[0]["task"]["id"]
+            follow.message.context_id = asked[0]["task"]["contextId"]
+            await step("review_answer", lambda: collect(blocking.send_message(follow, context=slow_call)))
+    finally:
+        await blocking.close()
+        await streaming.close()
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    if len(sys.argv) == 5 and sys.argv[3] == "--review":
+        asyncio.run(review(sys.argv[1], sys.argv[2], Path(sys.argv[4]).read_text(encoding="utf-8")))
+    else:
+        asyncio.run(main(sys.argv[1], sys.argv[2]))
