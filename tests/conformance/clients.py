@@ -249,9 +249,8 @@ def rest_request(rpc: str, req: Any) -> tuple[str, str, dict[str, Any] | None, l
 
 
 class RestBinding:
-    name = "rest"
-
     def __init__(self, session: aiohttp.ClientSession, base: str) -> None:
+        self.name = "rest"
         self.session = session
         self.base = base.rstrip("/")
         self.last_extensions: str | None = None

@@ -6,7 +6,9 @@ where a receiver of this package listens), gRPC and HTTP on ephemeral ports.
 A second, "bare" server (strict versions, no streaming, no push, no extended
 card, a required extension) serves the capability errors.
 
-Every scenario takes the ``binding`` fixture (grpc, jsonrpc, rest) and records
+Every scenario takes the ``binding`` fixture (grpc, jsonrpc, rest, and
+rest-loopback: the gateway forwarding over a real gRPC channel, see
+:mod:`tests.conformance.loopback`) and records
 a :class:`Transcript`; :func:`Transcript.check_parity` asserts that it is
 identical to the transcripts the other bindings recorded for the scenario.
 """
@@ -31,10 +33,12 @@ from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
+from gateway.app import create_app
 from tests.conformance.agents import BareAgent, ConformanceAgent
 from tests.conformance.clients import Binding, GrpcBinding, JsonRpcBinding, RestBinding
+from tests.conformance.loopback import GrpcForwarder
 
-BINDINGS = ("grpc", "jsonrpc", "rest")
+BINDINGS = ("grpc", "jsonrpc", "rest", "rest-loopback")
 ID_FIELDS = frozenset({"id", "task_id", "context_id", "message_id", "artifact_id", "reference_task_ids"})
 
 
@@ -49,6 +53,21 @@ class Servers:
     main: A2AServer
     bare: A2AServer
     receiver: Receiver
+    #: HTTP port of a gateway forwarding over a gRPC channel to each server.
+    loopback_ports: dict[int, int] = field(default_factory=dict)
+
+
+async def _loopback(server: A2AServer) -> tuple[web.AppRunner, grpc.aio.Channel, int]:
+    channel = grpc.aio.insecure_channel(
+        f"127.0.0.1:{server.grpc_port}",
+        options=[("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)],
+    )
+    app = create_app(GrpcForwarder(channel), lambda: server.card, max_body_bytes=32 << 20)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, channel, runner.addresses[0][1]
 
 
 @pytest_asyncio.fixture(scope="package", loop_scope="package")
@@ -87,14 +106,19 @@ async def servers() -> AsyncIterator[Servers]:
     )
     await main.start()
     await bare.start()
+    loopbacks = [await _loopback(main), await _loopback(bare)]
+    ports = {id(main): loopbacks[0][2], id(bare): loopbacks[1][2]}
     try:
-        yield Servers(main, bare, receiver)
+        yield Servers(main, bare, receiver, ports)
     finally:
+        for lb_runner, channel, _ in loopbacks:
+            await lb_runner.cleanup()
+            await channel.close()
         await asyncio.gather(main.stop(1), bare.stop(1))
         await runner.cleanup()
 
 
-async def _binding(name: str, server: A2AServer) -> AsyncIterator[Binding]:
+async def _binding(name: str, server: A2AServer, servers: Servers | None = None) -> AsyncIterator[Binding]:
     if name == "grpc":
         async with grpc.aio.insecure_channel(
             f"127.0.0.1:{server.grpc_port}",
@@ -106,20 +130,26 @@ async def _binding(name: str, server: A2AServer) -> AsyncIterator[Binding]:
             yield GrpcBinding(channel)
         return
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
+        if name == "rest-loopback":
+            assert servers is not None
+            rest = RestBinding(session, f"http://127.0.0.1:{servers.loopback_ports[id(server)]}")
+            rest.name = name
+            yield rest
+            return
         base = f"http://127.0.0.1:{server.http_port}"
         yield JsonRpcBinding(session, base + "/") if name == "jsonrpc" else RestBinding(session, base)
 
 
 @pytest_asyncio.fixture(params=BINDINGS, loop_scope="package")
 async def binding(request: pytest.FixtureRequest, servers: Servers) -> AsyncIterator[Binding]:
-    async for b in _binding(request.param, servers.main):
+    async for b in _binding(request.param, servers.main, servers):
         yield b
 
 
 @pytest_asyncio.fixture(loop_scope="package")
 async def bare(binding: Binding, servers: Servers) -> AsyncIterator[Binding]:
     """The same binding, against the bare server."""
-    async for b in _binding(binding.name, servers.bare):
+    async for b in _binding(binding.name, servers.bare, servers):
         yield b
 
 
