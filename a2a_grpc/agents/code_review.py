@@ -491,6 +491,7 @@ def _map_findings(
     findings: list[dict[str, Any]] = []
     unreviewed: dict[int, dict[str, Any]] = {}
     seen: set[tuple[str, int, int, str]] = set()
+    located: list[tuple[int, int, int, str, dict[str, Any]]] = []
     for diag in report:
         try:
             k = int(Path(str(diag["filename"])).parent.name[1:])
@@ -500,19 +501,27 @@ def _map_findings(
         except (KeyError, TypeError, ValueError, IndexError):
             continue
         code = diag.get("code") or rules.SYNTAX_ERROR_CODE
-        if code == rules.SYNTAX_ERROR_CODE and not snippet.whole_file:
-            # A hunk that parsed only fails ruff's semantic checks because of the missing context
-            # (e.g. `nonlocal` outside its function); one that did not parse was not reviewed.
-            if not snippet.parsed:
-                unreviewed.setdefault(
-                    k,
-                    {
-                        "file": snippet.file,
-                        "line": snippet.first_line,
-                        "reason": "this hunk does not parse without the rest of the file "
-                        f"({diag.get('message', 'syntax error')}); it was not reviewed",
-                    },
-                )
+        if code == rules.SYNTAX_ERROR_CODE and not snippet.whole_file and not snippet.parsed:
+            # A hunk that could not be made to parse: ruff's token-based rules would still report
+            # on text that is not code (e.g. docstring prose), so the hunk is reported as not
+            # reviewed instead. (Hunks that did parse may still fail ruff's semantic checks for
+            # lack of context, e.g. `nonlocal` outside its function: those errors are ignored.)
+            unreviewed.setdefault(
+                k,
+                {
+                    "file": snippet.file,
+                    "line": snippet.first_line,
+                    "reason": "this hunk does not parse without the rest of the file "
+                    f"({diag.get('message', 'syntax error')}); it was not reviewed",
+                },
+            )
+        located.append((k, row, column, code, diag))
+    notes = [
+        {"file": sn.file, "line": sn.first_line, "reason": sn.note} for sn in snippets if sn.note is not None
+    ]
+    for k, row, column, code, diag in located:
+        snippet = snippets[k]
+        if k in unreviewed or (code == rules.SYNTAX_ERROR_CODE and not snippet.whole_file):
             continue
         if not snippet.whole_file and code in rules.CONTEXT_DEPENDENT_RULES:
             continue
@@ -539,7 +548,7 @@ def _map_findings(
         if diag.get("url"):
             finding["url"] = diag["url"]
         findings.append(finding)
-    return findings, list(unreviewed.values())
+    return findings, [*notes, *unreviewed.values()]
 
 
 def _plural(n: int, word: str) -> str:

@@ -96,7 +96,7 @@ async def test_multi_file_diff_reviews_python_files_and_skips_the_readme(agent: 
     assert by_rule[("app/config.py", "S506")]["line"] == new_line_of(diff, "app/config.py", "yaml.load(fh)")
     assert by_rule[("app/config.py", "S105")]["line"] == new_line_of(diff, "app/config.py", '"hunter2"')
     assert by_rule[("app/handlers.py", "B006")]["severity"] == "medium"
-    assert by_rule[("app/handlers.py", "S604")]["line"] == new_line_of(diff, "app/handlers.py", "shell=True")
+    assert by_rule[("app/handlers.py", "S602")]["line"] == new_line_of(diff, "app/handlers.py", "shell=True")
     # Findings come in diff order: file, then line.
     keys = [(f["file"], f["line"]) for f in data["findings"]]
     assert keys == sorted(keys)
@@ -127,7 +127,7 @@ async def test_input_required_round_trip(agent: CodeReviewAgent) -> None:
     events = await run(agent, make_ctx(second, task=task))
     assert statuses(events)[-1].status.state == pb.TASK_STATE_COMPLETED
     data = review_data(events)
-    assert _rules(data) == {"S506", "S105", "S604"}  # security only: B006 is not reported
+    assert _rules(data) == {"S506", "S105", "S602"}  # security only: B006 is not reported
     assert "focus: security" in data["summary"]
 
 
@@ -182,7 +182,7 @@ async def test_malformed_diff_fails_the_task(agent: CodeReviewAgent, diff: str, 
     ("focus", "expected"),
     [
         (["bugs"], {"B006"}),
-        (["security"], {"S506", "S105", "S604"}),
+        (["security"], {"S506", "S105", "S602"}),
         (["style", "performance"], set()),
         ("bugs", {"B006"}),
     ],
@@ -325,11 +325,45 @@ async def test_context_rules_apply_to_files_added_in_full(agent: CodeReviewAgent
 
 
 async def test_unparseable_hunk_is_listed_as_not_reviewed(agent: CodeReviewAgent) -> None:
-    diff = "--- a/m.py\n+++ b/m.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = (\n"
+    diff = (
+        "--- a/m.py\n+++ b/m.py\n@@ -1,1 +1,4 @@\n x = 1\n+def f(:\n"
+        + '+    """doc"""\n'
+        + "+    s = '''a'''\n"
+    )
     data = review_data(await run(agent, make_ctx(user_message(text_part(diff)))))
     assert data["findings"] == []
     (entry,) = data["skipped"]
     assert entry["file"] == "m.py" and entry["line"] == 1 and "not reviewed" in entry["reason"]
+
+
+async def test_hunk_inside_a_docstring_is_checked_as_text(agent: CodeReviewAgent) -> None:
+    """An edited docstring: the hunk neither opens nor closes the string. Its prose is not linted
+    as code (no E702 for the semicolon, no syntax error), but long lines are still found."""
+    long_line = "uses TLS; " * 12
+    diff = (
+        "--- a/m.py\n+++ b/m.py\n@@ -10,3 +10,3 @@ def connect():\n"
+        " Connects to the server\n-over plain TCP.\n"
+        f"+{long_line.strip()}\n"
+        " Returns the channel.\n"
+    )
+    data = review_data(await run(agent, make_ctx(user_message(text_part(diff)))))
+    assert [(f["rule"], f["line"]) for f in data["findings"]] == [("E501", 11)]
+    (entry,) = data["skipped"]
+    assert entry["line"] == 10 and "inside of a string literal" in entry["reason"]
+
+
+async def test_hunk_closing_a_docstring_is_linted_after_it(agent: CodeReviewAgent) -> None:
+    diff = (
+        "--- a/m.py\n+++ b/m.py\n@@ -3,4 +3,5 @@\n"
+        " the rest of the module docstring; with a semicolon.\n"
+        ' """\n'
+        " \n"
+        "+data = pickle.loads(blob)\n"
+        " import os\n"
+    )
+    data = review_data(await run(agent, make_ctx(user_message(text_part(diff)))))
+    assert [(f["rule"], f["line"]) for f in data["findings"]] == [("S301", 6)]
+    assert data["skipped"] == []
 
 
 # --- diffs by URL ---------------------------------------------------------------------------------

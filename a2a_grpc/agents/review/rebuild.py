@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from unidiff import PatchedFile
@@ -32,9 +33,78 @@ __all__ = ["PYTHON_SUFFIXES", "Snippet", "is_python_path", "rebuild"]
 #: File name endings reviewed as Python.
 PYTHON_SUFFIXES = (".py", ".pyi")
 
+#: Modules whose use as ``module.attr`` in a hunk gets an ``import module`` above the snippet.
+IMPLIED_MODULES = frozenset(
+    {
+        # security rules (S)
+        "subprocess",
+        "os",
+        "pickle",
+        "marshal",
+        "shelve",
+        "dill",
+        "jsonpickle",
+        "yaml",
+        "hashlib",
+        "random",
+        "requests",
+        "httpx",
+        "urllib",
+        "urllib3",
+        "ssl",
+        "tempfile",
+        "xml",
+        "lxml",
+        "jinja2",
+        "mako",
+        "telnetlib",
+        "ftplib",
+        "paramiko",
+        "socket",
+        "sqlite3",
+        "crypt",
+        "tarfile",
+        "zipfile",
+        "hmac",
+        "flask",
+        "django",
+        "jwt",
+        "wsgiref",
+        "xmlrpc",
+        "http",
+        # bug, pylint-error and pyupgrade rules (B, PLE, UP)
+        "logging",
+        "functools",
+        "itertools",
+        "re",
+        "warnings",
+        "contextlib",
+        "abc",
+        "asyncio",
+        "typing",
+        "collections",
+        "io",
+        "datetime",
+        "mock",
+        "six",
+        "time",
+        "sys",
+        "shutil",
+    }
+)
+#: Distinctive names that, used unbound in a hunk, get a ``from module import name`` above it.
+IMPLIED_MEMBERS: dict[str, frozenset[str]] = {
+    "typing": frozenset(
+        {"Union", "Optional", "List", "Dict", "Set", "FrozenSet", "Tuple", "Type", "DefaultDict", "Deque"}
+    ),
+    "subprocess": frozenset({"Popen", "check_output", "check_call", "getoutput", "getstatusoutput"}),
+    "urllib.request": frozenset({"urlopen", "urlretrieve"}),
+    "tempfile": frozenset({"mktemp"}),
+}
 #: Most edge context lines dropped to make a hunk parse (bounds the search on wide contexts).
 _MAX_DROPPED = 8
 _UNSAFE_NAME = re.compile(r"[^\w.-]|^\.+")
+_TRY_HEADER = re.compile(r"try\s*:")
 _TRY_CLAUSE = re.compile(r"(except\b|finally\s*:)")
 
 
@@ -61,6 +131,8 @@ class Snippet:
     first_line: int = 1
     #: False when no trimming made the hunk parse: ruff will only report a syntax error for it.
     parsed: bool = True
+    #: Set when the hunk only parsed as the inside of a string literal: what was (not) checked.
+    note: str | None = None
 
 
 @dataclass(slots=True)
@@ -109,9 +181,57 @@ def rebuild(patched: PatchedFile) -> list[Snippet]:
 
 
 def _hunk_snippet(path: str, basename: str, lines: list[_Line], no_newline: bool) -> Snippet:
+    chosen = _search(lines, [])
+    suffix: list[str] = []
+    if chosen is None:
+        # The hunk may start inside a triple-quoted string (an edited docstring): reopen it, and
+        # close it again when the string does not end within the hunk.
+        for quote in ('"""', "'''"):
+            closing = next((ln for ln in lines if quote in ln.text), None)
+            if closing is not None:
+                chosen = _search(lines, [_indent(closing.text) + quote])
+            else:
+                indent = _indent(next((ln.text for ln in lines if ln.text.strip()), ""))
+                suffix = [indent + quote]
+                chosen = _search(lines, [indent + quote], suffix)
+            if chosen:
+                break
+            suffix = []
+    parsed = chosen is not None
+    note = None
+    tail: list[str] = []
+    if suffix:
+        note = "this hunk does not parse as code; it was only checked as the inside of a string literal"
+    if chosen is None:  # let ruff report the syntax error; the caller notes the hunk as not reviewed
+        synthetic, kept, imports = _openers([ln.text for ln in lines]), lines, []
+    else:
+        synthetic, kept, tail, tree = chosen
+        imports = _implied_imports(tree)
+    pad = max(0, kept[0].new_line - 1 - len(imports) - len(synthetic))
+    rows = [*imports, *[""] * pad, *synthetic]
+    added: dict[int, int] = {}
+    for ln in kept:
+        rows.append(ln.text)
+        if ln.added:
+            added[len(rows)] = ln.new_line
+    rows.extend(tail)
+    keeps_last = kept[-1] is lines[-1] and not tail
+    text = "\n".join(rows) + ("" if no_newline and keeps_last else "\n")
+    return Snippet(
+        path, basename, text, added, whole_file=False, first_line=lines[0].new_line, parsed=parsed, note=note
+    )
+
+
+def _search(
+    lines: list[_Line], prefix: list[str], suffix: Sequence[str] = ()
+) -> tuple[list[str], list[_Line], list[str], ast.Module] | None:
+    """The parseable variant of the hunk with the fewest edge context lines dropped: (synthetic
+    lines to put above it — block openers, then ``prefix`` — the kept lines, synthetic lines to
+    put after them — ``suffix``, or a tail completing a block the kept lines leave open — and the
+    parsed tree)."""
     lead = next(i for i, ln in enumerate(lines) if ln.added)
     trail = next(i for i, ln in enumerate(reversed(lines)) if ln.added)
-    chosen: tuple[list[str], list[_Line]] | None = None
+    chosen: tuple[list[str], list[_Line], list[str], ast.Module] | None = None
     best = -1
     # Fewest dropped edge context lines first; among equals, prefer dropping leading ones. A variant
     # that turns added lines into the inside of a string literal (the hunk began inside a docstring)
@@ -119,28 +239,38 @@ def _hunk_snippet(path: str, basename: str, lines: list[_Line], no_newline: bool
     for dropped in range(min(lead + trail, _MAX_DROPPED) + 1):
         for head in range(min(lead, dropped), max(0, dropped - trail) - 1, -1):
             kept = lines[head : len(lines) - (dropped - head)]
-            openers = _openers([ln.text for ln in kept])
-            in_string = _added_in_strings(openers, kept)
-            if in_string is not None and (best < 0 or in_string < best):
-                chosen, best = (openers, kept), in_string
-                if best == 0:
-                    break
-        if best == 0:
-            break
-    parsed = chosen is not None
-    if chosen is None:  # let ruff report the syntax error; the caller notes the hunk as not reviewed
-        chosen = (_openers([ln.text for ln in lines]), lines)
-    openers, kept = chosen
-    pad = max(0, kept[0].new_line - 1 - len(openers))
-    rows = [""] * pad + openers
-    added: dict[int, int] = {}
-    for ln in kept:
-        rows.append(ln.text)
-        if ln.added:
-            added[len(rows)] = ln.new_line
-    keeps_last = kept[-1] is lines[-1]
-    text = "\n".join(rows) + ("" if no_newline and keeps_last else "\n")
-    return Snippet(path, basename, text, added, whole_file=False, first_line=lines[0].new_line, parsed=parsed)
+            synthetic = _openers([*prefix, *(ln.text for ln in kept)]) + prefix
+            for tail in [list(suffix)] if suffix else _tails([ln.text for ln in kept]):
+                parsed = _parse(synthetic, kept, tail)
+                if parsed is None:
+                    continue
+                tree, in_string = parsed
+                if best < 0 or in_string < best:
+                    chosen, best = (synthetic, kept, tail, tree), in_string
+                    if best == 0:
+                        return chosen
+                break
+    return chosen
+
+
+def _tails(texts: list[str]) -> list[list[str]]:
+    """Synthetic endings to try after the kept lines: none; a body for a trailing block header
+    (``def f():``, ``except X:``); a handler for a ``try:`` whose handlers are below the hunk; both."""
+    code = [t for t in texts if t.strip() and not t.lstrip().startswith("#")]
+    tails: list[list[str]] = [[]]
+    if not code:
+        return tails
+    body = [_indent(code[-1]) + "    pass"] if code[-1].rstrip().endswith(":") else []
+    if body:
+        tails.append(body)
+    tries = [t for t in code if _TRY_HEADER.match(t.lstrip())]
+    if tries:
+        ind = _indent(tries[-1])
+        handler = [ind + "except Exception:", ind + "    pass"]
+        tails.append(handler)
+        if body:
+            tails.append(body + handler)
+    return tails
 
 
 def _indent(text: str) -> str:
@@ -173,21 +303,56 @@ def _openers(texts: list[str]) -> list[str]:
     return out
 
 
-def _added_in_strings(openers: list[str], kept: list[_Line]) -> int | None:
-    """None when the snippet does not parse; else how many added lines lie inside (not on the
-    first line of) a multi-line string literal."""
-    source = "\n".join([*openers, *(ln.text for ln in kept)]) + "\n"
+def _parse(
+    synthetic: list[str], kept: list[_Line], suffix: Sequence[str] = ()
+) -> tuple[ast.Module, int] | None:
+    """None when the snippet does not parse; else its tree and how many added lines lie inside
+    (not on the first line of) a multi-line string literal."""
+    source = "\n".join([*synthetic, *(ln.text for ln in kept), *suffix]) + "\n"
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are ruff's business
             tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    added = {len(openers) + i + 1 for i, ln in enumerate(kept) if ln.added}
+    added = {len(synthetic) + i + 1 for i, ln in enumerate(kept) if ln.added}
     inside: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant | ast.JoinedStr) and (node.end_lineno or node.lineno) > node.lineno:
             if isinstance(node, ast.Constant) and not isinstance(node.value, str | bytes):
                 continue
             inside.update(range(node.lineno + 1, (node.end_lineno or node.lineno) + 1))
-    return len(added & inside)
+    return tree, len(added & inside)
+
+
+def _implied_imports(tree: ast.Module) -> list[str]:
+    """``import m`` for the well-known modules the snippet uses as ``m.attr`` without binding ``m``
+    itself, and ``from m import n`` for a few distinctive names (``Popen``, ``Optional``): the
+    file's imports are usually outside the hunk, and rules such as S602 (``subprocess.call(...,
+    shell=True)``), S301 (``pickle.loads``) or UP007 (``Union[...]``) only fire when ruff knows what
+    the name is."""
+    used: set[str] = set()
+    names: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            used.add(node.value.id)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    imports = [f"import {name}" for name in sorted((used & IMPLIED_MODULES) - bound)]
+    free = names - bound
+    for module, members in IMPLIED_MEMBERS.items():
+        wanted = sorted(free & members)
+        if wanted:
+            imports.append(f"from {module} import {', '.join(wanted)}")
+    return imports

@@ -74,6 +74,7 @@ CONTEXT_DEPENDENT_RULES: Final[frozenset[str]] = frozenset(
         "PLE1520",  # singledispatchmethod on a function: the class header is outside the hunk
         "PLE0704",  # bare raise outside an except block: the except header is outside the hunk
         "B018",  # useless expression: a hunk may start with the tail of a statement
+        "N807",  # dunder-named function: a method whose class header is outside the hunk looks like one
         "N999",  # invalid module name: the temporary file's name is not the module's
     }
 )
