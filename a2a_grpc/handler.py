@@ -339,8 +339,10 @@ class RequestHandler:
         assert sub is not None
         try:
             async for _version, event in sub:
-                yield event
                 kind = event.WhichOneof("payload")
+                if kind is None:  # the execution ended before storing anything
+                    break
+                yield event
                 if kind == "message":
                     return
                 state = (

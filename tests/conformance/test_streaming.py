@@ -53,11 +53,6 @@ async def test_stream_ends_on_input_required_and_resumes(binding, transcript):
     t.check_parity()
 
 
-@pytest.mark.xfail(
-    reason="core: RequestHandler.send_streaming_message yields the empty StreamResponse the bus publishes to wake "
-    "a stream whose execution stored nothing, before raising the error (handler.py _drive finally)",
-    strict=False,
-)
 async def test_stream_error_before_first_event(binding, transcript):
     events, err = await collect_with_error(binding, "SendStreamingMessage", send("refuse"))
     assert events == []
