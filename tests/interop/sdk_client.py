@@ -17,11 +17,15 @@ work. It prints one JSON object per step on stdout::
 
 Steps: ``card``, ``transport``, ``send`` (blocking), ``stream``, ``get``,
 ``list``, ``cancel_submit`` / ``cancel`` / ``cancel_get``, ``error`` (GetTask
-on an unknown id), then ``get_history0``, ``list_pages``, ``send_terminal``,
-``subscribe`` (a working task, canceled while subscribed),
-``subscribe_terminal`` and ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
-follow-up message on the task), ``parts`` (every kind of Part, echoed), ``extended_card``, and the
-``tenant_*`` steps (a card whose interfaces carry tenant ``acme``). A failing step never stops the later ones.
+on an unknown id); then ``get_history0``, ``list_pages``, ``list_filtered``,
+``send_terminal``, ``subscribe`` (a working task, canceled while subscribed),
+``subscribe_terminal``, ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
+follow-up message on the task), ``parts`` (every kind of Part, echoed),
+``extended_card`` and the ``tenant_*`` steps (a card whose interfaces carry
+tenant ``acme``). A failing step never stops the later ones.
+
+With ``--review DIFF`` it drives the code-review agent instead (see
+:func:`review`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import asyncio
 import dataclasses
 import json
 import sys
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -206,6 +211,20 @@ async def extra_steps(blocking: Any, streaming: Any, done_id: str) -> None:
         return [to_json(first), to_json(second)]
 
     await step("list_pages", pages)
+
+    # Every ListTasks filter (query parameters on REST, spec §11.5).
+    async def filtered() -> dict[str, Any]:
+        req = pb.ListTasksRequest(
+            context_id=ctx,
+            status=pb.TASK_STATE_COMPLETED,
+            page_size=5,
+            history_length=0,
+            include_artifacts=True,
+        )
+        req.status_timestamp_after.FromSeconds(int(time.time()) - 3600)
+        return to_json(await blocking.list_tasks(req, context=CALL))
+
+    await step("list_filtered", filtered)
 
     # A message to a completed task (design.md: UnsupportedOperationError).
     async def to_terminal() -> Any:

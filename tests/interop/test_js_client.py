@@ -148,3 +148,14 @@ def test_all_part_kinds_round_trip(js_run: dict[str, Any]) -> None:
     assert list(task.history[0].parts) == sample_parts()
     assert list(task.artifacts[0].parts) == sample_parts()
     assert dict(task.history[0].metadata) == {"origin": "a2a-js"}
+
+
+def test_list_tasks_with_every_filter(js_run: dict[str, Any]) -> None:
+    """status (enum), pageSize, historyLength 0, statusTimestampAfter and
+    includeArtifacts: on REST these are query parameters (spec §11.5)."""
+    sent = parse(ok(js_run, "send")["task"], pb.Task())
+    page = parse(ok(js_run, "list_filtered"), pb.ListTasksResponse())
+    assert [t.id for t in page.tasks] == [sent.id]
+    assert page.page_size == 5
+    assert len(page.tasks[0].history) == 0
+    assert [p.text for p in page.tasks[0].artifacts[0].parts] == ["hello js"]

@@ -203,3 +203,12 @@ def test_tenant_scoping(sdk_run: dict[str, Any]) -> None:
     assert parse(ok(sdk_run, "tenant_get"), pb.Task()).id == created.id
     assert [t.id for t in parse(ok(sdk_run, "tenant_list"), pb.ListTasksResponse()).tasks] == [created.id]
     assert err(sdk_run, "tenant_get_elsewhere")["type"] == "TaskNotFoundError"
+
+
+def test_list_tasks_with_every_filter(sdk_run: dict[str, Any]) -> None:
+    """status, pageSize, historyLength 0, statusTimestampAfter and
+    includeArtifacts (query parameters on REST, spec §11.5)."""
+    page = parse(ok(sdk_run, "list_filtered"), pb.ListTasksResponse())
+    assert page.total_size == 2 and page.page_size == 5
+    assert {t.artifacts[0].parts[0].text for t in page.tasks} == {"page one", "page two"}
+    assert all(len(t.history) == 0 for t in page.tasks)

@@ -20,7 +20,7 @@
 // A failing step never stops the later ones.
 
 import { randomUUID } from "node:crypto";
-import { AgentCard, ListTasksResponse, Role, StreamResponse, Task } from "@a2a-js/sdk";
+import { AgentCard, ListTasksResponse, Role, StreamResponse, Task, TaskState } from "@a2a-js/sdk";
 import {
   ClientFactory,
   DefaultAgentCardResolver,
@@ -222,3 +222,23 @@ await step("parts", async () => {
   request.message.metadata = { origin: "a2a-js" };
   return resultJson(await client.sendMessage(request, options()));
 });
+
+// ListTasks with every filter: on REST they travel as query parameters
+// (enum by name, booleans, numbers, an ISO 8601 timestamp — spec §11.5).
+await step("list_filtered", async () =>
+  ListTasksResponse.toJSON(
+    await client.listTasks(
+      {
+        tenant: "",
+        contextId,
+        status: TaskState.TASK_STATE_COMPLETED,
+        pageSize: 5,
+        pageToken: "",
+        historyLength: 0,
+        statusTimestampAfter: new Date(Date.now() - 3600 * 1000).toISOString(),
+        includeArtifacts: true,
+      },
+      options(),
+    ),
+  ),
+);
