@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -223,3 +224,28 @@ async def test_all_part_kinds_round_trip(client: A2AClient) -> None:
     assert list(task.history[0].parts) == sample_parts()
     assert list(task.artifacts[0].parts) == sample_parts()
     assert dict(task.history[0].metadata) == {"origin": "a2a-grpc"}
+
+
+async def test_list_tasks_with_every_filter(client: A2AClient) -> None:
+    """Our encoding of every ListTasks filter (REST query parameters: enum by
+    name, booleans, numbers, an RFC 3339 timestamp — spec §11.5) is understood
+    by the SDK server."""
+    context_id = new_id()
+    sent = (await client.send_message("filtered", context_id=context_id)).task
+    page = await client.list_tasks(
+        context_id=context_id,
+        status="completed",
+        page_size=5,
+        history_length=0,
+        include_artifacts=True,
+        status_timestamp_after=datetime.now(UTC) - timedelta(hours=1),
+    )
+    assert [t.id for t in page.tasks] == [sent.id]
+    assert len(page.tasks[0].history) == 0
+    assert [p.text for p in page.tasks[0].artifacts[0].parts] == ["filtered"]
+    later = await client.list_tasks(
+        context_id=context_id, status_timestamp_after=datetime.now(UTC) + timedelta(hours=1)
+    )
+    assert not later.tasks
+    working = await client.list_tasks(context_id=context_id, status="working")
+    assert not working.tasks
