@@ -12,7 +12,12 @@ Known differences that are NOT asserted, because the spec leaves room:
   ``PARSE_ERROR`` (ours) vs ``INVALID_REQUEST`` (SDK): the spec names no
   reason for non-A2A errors (digest §4.4);
 - a JSON-RPC parse error: the SDK sends no ``error.data`` (ErrorInfo is only a
-  SHOULD in JSON-RPC, digest §4.5); we always send it.
+  SHOULD in JSON-RPC, digest §4.5); we always send it;
+- no ``A2A-Version`` header: the SDK treats it as 0.3 and answers
+  VERSION_NOT_SUPPORTED (spec §3.6.2); we serve it as 1.0 unless strict mode
+  is on (design.md, digest §16 A3). Both clients always send the header;
+- ``A2A-Version: 1`` (no minor): the SDK reads it as 1.0, we answer
+  VERSION_NOT_SUPPORTED (the header is ``Major.Minor``, spec §3.6.1).
 """
 
 from __future__ import annotations
@@ -212,3 +217,25 @@ async def test_stream_wire_agrees(
             ("statusUpdate", "TASK_STATE_COMPLETED"),
         ]
     )
+
+
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [
+        ("1.0", "TASK_NOT_FOUND"),
+        ("1.0.0", "TASK_NOT_FOUND"),
+        ("0.3", "VERSION_NOT_SUPPORTED"),
+        ("9.9", "VERSION_NOT_SUPPORTED"),
+    ],
+)
+async def test_version_negotiation_agrees(
+    http: aiohttp.ClientSession, targets: dict[str, dict[str, str]], version: str, reason: str
+) -> None:
+    """The same ``A2A-Version`` gets the same answer: a patch version is the
+    same Major.Minor (spec §3.6.1); an unsupported one is VERSION_NOT_SUPPORTED
+    (400 FAILED_PRECONDITION, spec §3.6.2) before anything else is looked at."""
+    for name, t in targets.items():
+        async with http.get(t["rest"] + "/tasks/nope", headers={"A2A-Version": version}) as resp:
+            body = await resp.json(content_type=None)
+        assert reasons(body["error"]["details"]) == [reason], (name, body)
+        assert resp.status == (404 if reason == "TASK_NOT_FOUND" else 400), (name, resp.status)
