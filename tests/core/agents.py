@@ -1,7 +1,8 @@
 """A scripted test agent: the first text part of each message is a command.
 
 - ``echo …``: artifact with the text, COMPLETED.
-- ``ask``: INPUT_REQUIRED with a question; the next message completes.
+- ``ask``: INPUT_REQUIRED with a question; the next message completes
+  (unless it is ``refuse``).
 - ``auth``: AUTH_REQUIRED.
 - ``slow N``: WORKING, then N seconds of work (cancellable), then COMPLETED.
 - ``gate NAME``: WORKING, then waits until the test opens gate NAME, then an
@@ -84,6 +85,8 @@ class ScriptedAgent(AgentExecutor):
         words = ctx.text().split()
         cmd = words[0] if words else ""
         if ctx.task is not None and ctx.task.status.state == pb.TASK_STATE_INPUT_REQUIRED:
+            if cmd == "refuse":
+                raise A2AError(ErrorCode.CONTENT_TYPE_NOT_SUPPORTED, "no thanks")
             yield ctx.status(pb.TASK_STATE_WORKING)
             yield ctx.artifact([f"got: {ctx.text()}"], name="answer")
             yield ctx.status(pb.TASK_STATE_COMPLETED)

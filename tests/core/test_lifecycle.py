@@ -58,6 +58,17 @@ async def test_context_mismatch_rejected_nothing_stored(stub, agent: ScriptedAge
     assert await total(stub) == 1
 
 
+async def test_follow_up_refused_before_first_event(stub) -> None:
+    """An agent error before its first event on an existing task fails the
+    request and leaves the task exactly as it was (the message is not added)."""
+    task = (await stub.SendMessage(msg("ask"), metadata=VERSION_MD)).task
+    with raises(ErrorCode.CONTENT_TYPE_NOT_SUPPORTED):
+        await stub.SendMessage(msg("refuse", task_id=task.id), metadata=VERSION_MD)
+    assert await get(stub, task.id) == task
+    done = (await stub.SendMessage(msg("fine", task_id=task.id), metadata=VERSION_MD)).task
+    assert done.status.state == pb.TASK_STATE_COMPLETED
+
+
 async def test_unknown_task_id(stub, agent: ScriptedAgent) -> None:
     with raises(ErrorCode.TASK_NOT_FOUND) as r:
         await stub.SendMessage(msg("hello", task_id="client-made-id"), metadata=VERSION_MD)

@@ -156,6 +156,21 @@ async def test_running_stream_ends_within_grace(make_server, agent: ScriptedAgen
     assert "server stopped" in stored.task.status.message.parts[0].text
 
 
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+async def test_blocking_call_outliving_grace_gets_failed_task(make_server, agent: ScriptedAgent) -> None:
+    """A blocking SendMessage whose work does not finish within the grace
+    period is answered with the task FAILED ("server stopped"), not cut."""
+    srv = await make_server(agent)
+    async with connect(srv) as stub:
+        inflight = asyncio.ensure_future(stub.SendMessage(msg("gate never"), metadata=VERSION_MD))
+        await agent.started("never").wait()
+        await srv.stop(1.0)
+        resp = await asyncio.wait_for(inflight, 3)
+    assert resp.task.status.state == pb.TASK_STATE_FAILED
+    assert "server stopped" in resp.task.status.message.parts[0].text
+    assert resp.task.id in agent.cancelled
+
+
 @pytest.mark.parametrize("store_kind", ["memory"])
 async def test_no_new_messages_while_stopping(make_server, agent: ScriptedAgent) -> None:
     srv = await make_server(agent)

@@ -46,12 +46,22 @@ async def test_stream_message_only(stub) -> None:
 
 
 async def test_stream_errors_before_first_event(stub) -> None:
-    with raises(ErrorCode.CONTENT_TYPE_NOT_SUPPORTED):
-        await read_all(stub.SendStreamingMessage(msg("refuse"), metadata=VERSION_MD))
-    with raises(ErrorCode.TASK_NOT_FOUND):
-        await read_all(stub.SendStreamingMessage(msg("x", task_id="nope"), metadata=VERSION_MD))
-    with raises(ErrorCode.INVALID_PARAMS):
-        await read_all(stub.SendStreamingMessage(pb.SendMessageRequest(), metadata=VERSION_MD))
+    """An error before the first event: the stream carries no event at all,
+    only the error status."""
+    cases = [
+        (ErrorCode.CONTENT_TYPE_NOT_SUPPORTED, msg("refuse")),
+        (ErrorCode.INVALID_AGENT_RESPONSE, msg("empty")),
+        (ErrorCode.INTERNAL, msg("boom-first")),
+        (ErrorCode.TASK_NOT_FOUND, msg("x", task_id="nope")),
+        (ErrorCode.INVALID_PARAMS, pb.SendMessageRequest()),
+    ]
+    for code, req in cases:
+        call = stub.SendStreamingMessage(req, metadata=VERSION_MD)
+        got: list[pb.StreamResponse] = []
+        with raises(code):
+            while (ev := await call.read()) is not grpc.aio.EOF:
+                got.append(ev)
+        assert len(got) == 0, code
 
 
 async def test_streaming_not_declared(make_server) -> None:
