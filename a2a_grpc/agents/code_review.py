@@ -525,6 +525,8 @@ def _map_findings(
             continue
         if not snippet.whole_file and code in rules.CONTEXT_DEPENDENT_RULES:
             continue
+        if code in rules.LOOP_RULES and not snippet.loop_closed(row):
+            continue
         line = snippet.added_rows.get(row)
         if line is None:
             continue

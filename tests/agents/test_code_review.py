@@ -366,6 +366,27 @@ async def test_hunk_closing_a_docstring_is_linted_after_it(agent: CodeReviewAgen
     assert data["skipped"] == []
 
 
+def _loop_diff(after: str) -> str:
+    return (
+        "--- a/m.py\n+++ b/m.py\n@@ -20,4 +20,6 @@ def build(items):\n"
+        "     out = []\n"
+        "+    for item in items:\n"
+        "+        out.append(item * 2)\n"
+        f"{after}"
+    )
+
+
+async def test_loop_rules_need_the_end_of_the_loop(agent: CodeReviewAgent) -> None:
+    """PERF401 judges the whole loop body: reported when the hunk shows the loop end, not when
+    the body may go on below the hunk."""
+    closed = _loop_diff("     return out\n \n \n")
+    data = review_data(await run(agent, make_ctx(user_message(text_part(closed)))))
+    assert [(f["rule"], f["line"]) for f in data["findings"]] == [("PERF401", 22)]
+    open_ended = _loop_diff("         log(item)\n         count += 1\n         check(out)\n")
+    data = review_data(await run(agent, make_ctx(user_message(text_part(open_ended)))))
+    assert data["findings"] == []
+
+
 # --- diffs by URL ---------------------------------------------------------------------------------
 
 

@@ -10,11 +10,27 @@ Python file and keep a map from its rows to the new file's line numbers:
   the snippet parses as a module.
 * Context lines at the edges of the hunk may be the tail of a statement that began above the hunk
   (``]``, ``)``) or a block header whose body follows it; when the whole hunk does not parse we drop
-  the fewest such edge *context* lines that make it parse. Added lines are never dropped.
-* Files the diff adds in full are written whole, at their real line numbers.
+  the fewest such edge *context* lines that make it parse, trying synthetic endings too (``pass``
+  after a trailing block header, ``except Exception: pass`` after a ``try:`` whose handlers are
+  below the hunk). Added lines are never dropped. Among equally short variants, one that keeps the
+  added lines out of string literals wins.
+* A hunk that does not parse because it starts inside a triple-quoted string (an edited docstring)
+  is reopened with a synthetic triple quote (and closed again if the string does not end within the
+  hunk; that snippet carries a note saying it was only checked as text).
+* The file's imports are usually outside the hunk, and many rules only recognise a call when they
+  know its module (S602 ``subprocess.call(..., shell=True)``, S301 ``pickle.loads``): a snippet that
+  uses a well-known module as ``module.attr`` without binding the name gets ``import module`` at
+  its top (:data:`IMPLIED_MODULES`, :data:`IMPLIED_MEMBERS`).
+* Files the diff adds in full are written whole, at their real line numbers, as they are.
 
-Only rows holding added lines are mapped: findings elsewhere (padding, openers, context) are not
-about the change and are discarded by the caller.
+Only rows holding added lines are mapped: findings elsewhere (padding, openers, synthetic lines,
+context) are not about the change and are discarded by the caller.
+
+Measured against ruff run on the complete new files (findings on added lines, excluding the rules in
+:data:`~a2a_grpc.agents.review.rules.CONTEXT_DEPENDENT_RULES`): on the 66 commits of this repository
+3173 of 3173 findings, no extra ones; on synthetic edits of installed packages (aiohttp, rich,
+SQLAlchemy, grpc, click, pytest) over 99 % with no extra findings — the misses are rules that need
+the enclosing class or the code above the hunk (UP008 ``super()``, E402).
 """
 
 from __future__ import annotations
@@ -33,65 +49,18 @@ __all__ = ["PYTHON_SUFFIXES", "Snippet", "is_python_path", "rebuild"]
 #: File name endings reviewed as Python.
 PYTHON_SUFFIXES = (".py", ".pyi")
 
-#: Modules whose use as ``module.attr`` in a hunk gets an ``import module`` above the snippet.
-IMPLIED_MODULES = frozenset(
-    {
-        # security rules (S)
-        "subprocess",
-        "os",
-        "pickle",
-        "marshal",
-        "shelve",
-        "dill",
-        "jsonpickle",
-        "yaml",
-        "hashlib",
-        "random",
-        "requests",
-        "httpx",
-        "urllib",
-        "urllib3",
-        "ssl",
-        "tempfile",
-        "xml",
-        "lxml",
-        "jinja2",
-        "mako",
-        "telnetlib",
-        "ftplib",
-        "paramiko",
-        "socket",
-        "sqlite3",
-        "crypt",
-        "tarfile",
-        "zipfile",
-        "hmac",
-        "flask",
-        "django",
-        "jwt",
-        "wsgiref",
-        "xmlrpc",
-        "http",
-        # bug, pylint-error and pyupgrade rules (B, PLE, UP)
-        "logging",
-        "functools",
-        "itertools",
-        "re",
-        "warnings",
-        "contextlib",
-        "abc",
-        "asyncio",
-        "typing",
-        "collections",
-        "io",
-        "datetime",
-        "mock",
-        "six",
-        "time",
-        "sys",
-        "shutil",
-    }
-)
+#: Modules whose use as ``module.attr`` in a hunk gets an ``import module`` above the snippet:
+#: those that security (S), bug (B, PLE) and pyupgrade (UP) rules recognise.
+# fmt: off
+IMPLIED_MODULES = frozenset({
+    "subprocess", "os", "pickle", "marshal", "shelve", "dill", "jsonpickle", "yaml", "hashlib",
+    "random", "requests", "httpx", "urllib", "urllib3", "ssl", "tempfile", "xml", "lxml", "jinja2",
+    "mako", "telnetlib", "ftplib", "paramiko", "socket", "sqlite3", "crypt", "tarfile", "zipfile",
+    "hmac", "flask", "django", "jwt", "wsgiref", "xmlrpc", "http",
+    "logging", "functools", "itertools", "re", "warnings", "contextlib", "abc", "asyncio", "typing",
+    "collections", "io", "datetime", "mock", "six", "time", "sys", "shutil",
+})
+# fmt: on
 #: Distinctive names that, used unbound in a hunk, get a ``from module import name`` above it.
 IMPLIED_MEMBERS: dict[str, frozenset[str]] = {
     "typing": frozenset(
@@ -133,6 +102,33 @@ class Snippet:
     parsed: bool = True
     #: Set when the hunk only parsed as the inside of a string literal: what was (not) checked.
     note: str | None = None
+    #: Rows after the last real line (synthetic endings): a block reaching them is not known to end.
+    real_rows: int = 0
+
+    def loop_closed(self, row: int) -> bool:
+        """Whether the innermost ``for`` loop around ``row`` (or starting on it) visibly ends within
+        the hunk: a later real code line is indented no deeper than its header. Loop rules (B007,
+        PERF102, PERF401...) judge the whole body, which may go on below the hunk."""
+        if self.whole_file:
+            return True
+        lines = self.text.split("\n")
+        header = None
+        for r in range(min(row, len(lines)), 0, -1):
+            text = lines[r - 1]
+            if text.lstrip().startswith(("for ", "async for ")) and (
+                r == row or _width(_indent(text)) < _width(_indent(lines[row - 1]))
+            ):
+                header = r
+                break
+        if header is None:
+            return False
+        width = _width(_indent(lines[header - 1]))
+        last = self.real_rows or len(lines)
+        for r in range(row + 1, last + 1):
+            text = lines[r - 1]
+            if text.strip() and not text.lstrip().startswith("#") and _width(_indent(text)) <= width:
+                return True
+        return False
 
 
 @dataclass(slots=True)
@@ -214,11 +210,20 @@ def _hunk_snippet(path: str, basename: str, lines: list[_Line], no_newline: bool
         rows.append(ln.text)
         if ln.added:
             added[len(rows)] = ln.new_line
+    real_rows = len(rows)
     rows.extend(tail)
     keeps_last = kept[-1] is lines[-1] and not tail
     text = "\n".join(rows) + ("" if no_newline and keeps_last else "\n")
     return Snippet(
-        path, basename, text, added, whole_file=False, first_line=lines[0].new_line, parsed=parsed, note=note
+        path,
+        basename,
+        text,
+        added,
+        whole_file=False,
+        first_line=lines[0].new_line,
+        parsed=parsed,
+        note=note,
+        real_rows=real_rows,
     )
 
 

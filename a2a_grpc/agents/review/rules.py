@@ -16,6 +16,7 @@ __all__ = [
     "ALL_FOCUS",
     "CONTEXT_DEPENDENT_RULES",
     "FOCUS_FAMILIES",
+    "LOOP_RULES",
     "SYNTAX_ERROR_CODE",
     "families_for",
     "family_of",
@@ -78,6 +79,11 @@ CONTEXT_DEPENDENT_RULES: Final[frozenset[str]] = frozenset(
         "N999",  # invalid module name: the temporary file's name is not the module's
     }
 )
+
+#: Rules that judge a whole ``for`` loop body; in a hunk they are only reported when the loop
+#: visibly ends within it (its body may continue below the hunk and use the variable, or do more
+#: than the one ``append`` the hunk shows).
+LOOP_RULES: Final[frozenset[str]] = frozenset({"B007", "PERF102", "PERF401", "PERF402", "PERF403"})
 
 # Short fix hints for common rules; anything else gets ruff's own fix title or the family hint.
 _RECOMMENDATIONS: Final[dict[str, str]] = {
