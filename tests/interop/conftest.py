@@ -8,7 +8,8 @@ JSON, and the tests assert on what they print.
 - ``our_server``: an :class:`~a2a_grpc.server.A2AServer` serving
   :class:`tests.interop.agents.InteropAgent` on ephemeral ports, run in a
   background thread with its own event loop (one per session: every test
-  works on tasks of its own contexts).
+  works on tasks of its own contexts), with push notifications delivered to
+  its :class:`Webhook` on 127.0.0.1.
 - ``review_server``: the same with the built-in code-review agent.
 - ``sdk_server``: ``tests/interop/sdk_server.py`` (an ``a2a-sdk`` server) as a
   subprocess; its ports come from the ``READY`` line it prints.
@@ -24,13 +25,16 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
+from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
 from a2a_grpc.types import pb
@@ -43,6 +47,41 @@ SUBPROCESS_TIMEOUT = 60.0
 
 
 @dataclass(slots=True)
+class Webhook:
+    """A push notification receiver on 127.0.0.1 (runs on the server's loop):
+    records ``(path, headers, JSON body)`` of every POST and answers 200."""
+
+    hits: list[tuple[str, dict[str, str], Any]] = field(default_factory=list)
+    base_url: str = ""
+    runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/{tail:.*}", self._handle)
+        self.runner = web.AppRunner(app, access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.base_url = f"http://127.0.0.1:{port}"
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.hits.append((request.path, dict(request.headers), await request.json()))
+        return web.Response(text="ok")
+
+    def wait_for(self, path: str, done: Any, timeout: float = 15.0) -> list[tuple[dict[str, str], Any]]:
+        """The hits on ``path`` once ``done(bodies)`` is true (polls; fails after ``timeout`` s)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            hits = [(h, b) for p, h, b in list(self.hits) if p == path]
+            if done([b for _, b in hits]):
+                return hits
+            if time.monotonic() > deadline:
+                pytest.fail(f"webhook {path}: condition not met in {timeout} s; got {hits}")
+            time.sleep(0.05)
+
+
+@dataclass(slots=True)
 class LiveServer:
     """Where a server listens: ``base_url`` serves the card, JSON-RPC and REST."""
 
@@ -50,6 +89,7 @@ class LiveServer:
     grpc_target: str
     server: A2AServer | None = None
     loop: asyncio.AbstractEventLoop | None = None
+    webhook: Webhook | None = None
 
     def call(self, coro: Any, timeout: float = 10.0) -> Any:
         """Runs ``coro`` on the server's loop (e.g. to read its store)."""
@@ -64,15 +104,19 @@ class _ServerThread(threading.Thread):
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.server: A2AServer | None = None
+        self.webhook = Webhook()
         self.error: BaseException | None = None
 
     def run(self) -> None:
         asyncio.set_event_loop(self.loop)
         try:
+            store = InMemoryTaskStore()
+            push = PushDispatcher(store, allow=["127.0.0.1"], max_attempts=1, timeout_seconds=5)
             self.server = A2AServer(
-                self.agent, InMemoryTaskStore(), ServerConfig(grpc_port=0, http_port=0, grace_seconds=0.5)
+                self.agent, store, ServerConfig(grpc_port=0, http_port=0, grace_seconds=0.5), push=push
             )
             self.loop.run_until_complete(self.server.start())
+            self.loop.run_until_complete(self.webhook.start())
         except BaseException as exc:
             self.error = exc
             self.ready.set()
@@ -80,6 +124,8 @@ class _ServerThread(threading.Thread):
         self.ready.set()
         self.loop.run_forever()
         self.loop.run_until_complete(self.server.stop(0.5))
+        if self.webhook.runner is not None:
+            self.loop.run_until_complete(self.webhook.runner.cleanup())
         self.loop.close()
 
 
@@ -96,6 +142,7 @@ def _serve(agent: Any) -> Iterator[LiveServer]:
         grpc_target=f"127.0.0.1:{srv.grpc_port}",
         server=srv,
         loop=thread.loop,
+        webhook=thread.webhook,
     )
     thread.loop.call_soon_threadsafe(thread.loop.stop)
     thread.join(10)

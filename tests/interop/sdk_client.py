@@ -4,7 +4,7 @@ Run ONLY as its own process: ``a2a`` registers ``lf.a2a.v1`` in protobuf's
 default descriptor pool, which clashes with a2a-grpc's generated protos, so the
 pytest process never imports it.
 
-    python tests/interop/sdk_client.py BASE_URL BINDING [--review DIFF]
+    python tests/interop/sdk_client.py BASE_URL BINDING [--webhook URL | --review DIFF]
 
 ``BINDING`` is ``grpc``, ``jsonrpc`` or ``rest``. The client is built the
 SDK's way — card from ``BASE_URL/.well-known/agent-card.json``, then
@@ -22,7 +22,8 @@ on an unknown id); then ``get_history0``, ``list_pages``, ``list_filtered``,
 ``subscribe_terminal``, ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
 follow-up message on the task), ``parts`` (every kind of Part, echoed),
 ``extended_card`` and the ``tenant_*`` steps (a card whose interfaces carry
-tenant ``acme``). A failing step never stops the later ones.
+tenant ``acme``). With ``--webhook URL``, ``push_send`` and ``push_crud``
+too. A failing step never stops the later ones.
 
 With ``--review DIFF`` it drives the code-review agent instead (see
 :func:`review`).
@@ -30,10 +31,10 @@ With ``--review DIFF`` it drives the code-review agent instead (see
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import dataclasses
 import json
-import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -87,7 +88,7 @@ async def collect(stream: Any) -> list[dict[str, Any]]:
     return [to_json(event) async for event in stream]
 
 
-async def main(base_url: str, binding: str) -> None:
+async def main(base_url: str, binding: str, webhook: str | None = None) -> None:
     config = {
         "supported_protocol_bindings": [BINDINGS[binding]],
         "grpc_channel_factory": grpc.aio.insecure_channel,
@@ -163,10 +164,52 @@ async def main(base_url: str, binding: str) -> None:
         )
         await extra_steps(blocking, streaming, task_id)
         await tenant_steps(tenant_client, blocking)
+        if webhook:
+            await push_steps(blocking, f"{webhook}/{binding}", task_id)
     finally:
         await blocking.close()
         await streaming.close()
         await tenant_client.close()
+
+
+async def push_steps(blocking: Any, webhook: str, done_id: str) -> None:
+    """``--webhook URL``: a message whose configuration carries a push config
+    (the server POSTs the task's updates to ``URL/send``), then CRUD of a
+    config on a finished task (spec §3.1.7-§3.1.10)."""
+    request = pb.SendMessageRequest(
+        message=user_message("hello push"),
+        configuration=pb.SendMessageConfiguration(
+            task_push_notification_config=pb.TaskPushNotificationConfig(
+                url=f"{webhook}/send", token="tok-send"
+            )
+        ),
+    )
+    await step("push_send", lambda: collect(blocking.send_message(request, context=CALL)))
+
+    async def crud() -> dict[str, Any]:
+        config = pb.TaskPushNotificationConfig(task_id=done_id, url=f"{webhook}/crud", token="tok-crud")
+        created = await blocking.create_task_push_notification_config(config, context=CALL)
+        got = await blocking.get_task_push_notification_config(
+            pb.GetTaskPushNotificationConfigRequest(task_id=done_id, id=created.id), context=CALL
+        )
+        listed = await blocking.list_task_push_notification_configs(
+            pb.ListTaskPushNotificationConfigsRequest(task_id=done_id), context=CALL
+        )
+        deleted = await blocking.delete_task_push_notification_config(
+            pb.DeleteTaskPushNotificationConfigRequest(task_id=done_id, id=created.id), context=CALL
+        )
+        after = await blocking.list_task_push_notification_configs(
+            pb.ListTaskPushNotificationConfigsRequest(task_id=done_id), context=CALL
+        )
+        return {
+            "created": to_json(created),
+            "got": to_json(got),
+            "listed": to_json(listed),
+            "deleted": repr(deleted),
+            "after": to_json(after),
+        }
+
+    await step("push_crud", crud)
 
 
 async def tenant_steps(tenant_client: Any, plain: Any) -> None:
@@ -369,7 +412,13 @@ async def review(base_url: str, binding: str, diff: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[3] == "--review":
-        asyncio.run(review(sys.argv[1], sys.argv[2], Path(sys.argv[4]).read_text(encoding="utf-8")))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("base_url")
+    parser.add_argument("binding", choices=sorted(BINDINGS))
+    parser.add_argument("--review", metavar="DIFF", help="drive the code-review agent with this diff file")
+    parser.add_argument("--webhook", metavar="URL", help="run the push steps with this webhook base URL")
+    args = parser.parse_args()
+    if args.review:
+        asyncio.run(review(args.base_url, args.binding, Path(args.review).read_text(encoding="utf-8")))
     else:
-        asyncio.run(main(sys.argv[1], sys.argv[2]))
+        asyncio.run(main(args.base_url, args.binding, args.webhook))

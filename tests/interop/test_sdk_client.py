@@ -28,7 +28,9 @@ pytestmark = pytest.mark.interop
 def sdk_run(request: pytest.FixtureRequest, our_server: LiveServer) -> dict[str, Any]:
     """All the SDK client's steps over one binding, keyed by step name."""
     binding = request.param
-    steps = run_json_lines([sys.executable, str(HERE / "sdk_client.py"), our_server.base_url, binding])
+    assert our_server.webhook is not None
+    argv = [sys.executable, str(HERE / "sdk_client.py"), our_server.base_url, binding]
+    steps = run_json_lines([*argv, "--webhook", our_server.webhook.base_url])
     steps["binding"] = {"value": binding}
     return steps
 
@@ -212,3 +214,43 @@ def test_list_tasks_with_every_filter(sdk_run: dict[str, Any]) -> None:
     assert page.total_size == 2 and page.page_size == 5
     assert {t.artifacts[0].parts[0].text for t in page.tasks} == {"page one", "page two"}
     assert all(len(t.history) == 0 for t in page.tasks)
+
+
+def test_push_config_in_send_is_delivered(sdk_run: dict[str, Any], our_server: LiveServer) -> None:
+    """A push config inside SendMessageConfiguration (as the SDK sends it) is
+    registered for the new task and its updates reach the webhook as
+    StreamResponse JSON with the config's token (spec §3.1.1, §4.3)."""
+    task = parse(ok(sdk_run, "push_send")[0], pb.StreamResponse()).task
+    assert task.status.state == pb.TASK_STATE_COMPLETED
+    assert our_server.webhook is not None
+    path = f"/{sdk_run['binding']['value']}/send"
+
+    def completed(bodies: list[Any]) -> bool:
+        states = [parse(b, pb.StreamResponse()) for b in bodies]
+        return any(
+            e.status_update.status.state == pb.TASK_STATE_COMPLETED
+            or e.task.status.state == pb.TASK_STATE_COMPLETED
+            for e in states
+        )
+
+    hits = our_server.webhook.wait_for(path, completed)
+    for headers, body in hits:
+        event = parse(body, pb.StreamResponse())
+        kind = event.WhichOneof("payload")
+        task_id = event.task.id if kind == "task" else getattr(event, kind).task_id
+        assert task_id == task.id
+        assert headers.get("X-A2A-Notification-Token") == "tok-send", headers
+
+
+def test_push_config_crud(sdk_run: dict[str, Any]) -> None:
+    """Create / get / list / delete through the SDK (spec §3.1.7-§3.1.10); the
+    SDK accepts our Delete answer on every binding (digest §16 A10)."""
+    crud = ok(sdk_run, "push_crud")
+    created = parse(crud["created"], pb.TaskPushNotificationConfig())
+    assert created.id and created.url.endswith("/crud") and created.token == "tok-crud"
+    assert parse(crud["got"], pb.TaskPushNotificationConfig()) == created
+    assert [c.id for c in parse(crud["listed"], pb.ListTaskPushNotificationConfigsResponse()).configs] == [
+        created.id
+    ]
+    assert crud["deleted"] == "None"
+    assert not parse(crud["after"], pb.ListTaskPushNotificationConfigsResponse()).configs
