@@ -366,6 +366,23 @@ async def test_hunk_closing_a_docstring_is_linted_after_it(agent: CodeReviewAgen
     assert data["skipped"] == []
 
 
+async def test_section_header_gives_the_hunk_its_real_scope(agent: CodeReviewAgent) -> None:
+    """git names the enclosing class after ``@@``: the hunk is then rebuilt inside that class and a
+    method, so a camelCase local is N806 (in a function), not N816 (module level)."""
+    diff = (
+        "--- a/store.py\n+++ b/store.py\n@@ -10,3 +10,4 @@ class Store:\n"
+        "         self.rows = []\n"
+        '+        userName = "x"\n'
+        "         return self\n"
+        " \n"
+    )
+    data = review_data(await run(agent, make_ctx(user_message(text_part(diff)))))
+    assert [(f["rule"], f["line"]) for f in data["findings"]] == [("N806", 11)]
+    without_header = diff.replace(" class Store:", "")
+    data = review_data(await run(agent, make_ctx(user_message(text_part(without_header)))))
+    assert [(f["rule"], f["line"]) for f in data["findings"]] == [("N816", 11)]
+
+
 def _loop_diff(after: str) -> str:
     return (
         "--- a/m.py\n+++ b/m.py\n@@ -20,4 +20,6 @@ def build(items):\n"

@@ -6,8 +6,10 @@ Python file and keep a map from its rows to the new file's line numbers:
 
 * The hunk's lines keep their real new line numbers whenever possible (blank padding above them).
 * A hunk that starts inside a block (an indented first line) gets synthetic block openers above it
-  (``if True:``, or ``try:`` when the hunk dedents to an ``except`` / ``finally``), so
-  the snippet parses as a module.
+  (``if True:``, or ``try:`` when the hunk dedents to an ``except`` / ``finally``), so the snippet
+  parses as a module. When git named the enclosing ``def``/``class`` after ``@@`` (the section
+  header), that line opens column 0 instead, with a method level below a class, so scope-aware rules
+  see the real kind of scope (N806 in a function, not N816 at module level).
 * Context lines at the edges of the hunk may be the tail of a statement that began above the hunk
   (``]``, ``)``) or a block header whose body follows it; when the whole hunk does not parse we drop
   the fewest such edge *context* lines that make it parse, trying synthetic endings too (``pass``
@@ -145,7 +147,7 @@ def rebuild(patched: PatchedFile) -> list[Snippet]:
     # Only the base name is written (inside a fresh directory), reduced to safe characters: the
     # path comes from the client. It keeps its suffix (.pyi stubs are linted as stubs).
     basename = _UNSAFE_NAME.sub("_", path.rsplit("/", 1)[-1])
-    hunks: list[tuple[list[_Line], bool]] = []
+    hunks: list[tuple[list[_Line], bool, str]] = []
     for hunk in patched:
         lines: list[_Line] = []
         no_newline = False
@@ -159,13 +161,13 @@ def rebuild(patched: PatchedFile) -> list[Snippet]:
             if target is not None:
                 lines.append(_Line(line.value.rstrip("\r\n"), target, line.is_added))
         if any(ln.added for ln in lines):
-            hunks.append((lines, no_newline))
+            hunks.append((lines, no_newline, hunk.section_header or ""))
     if not hunks:
         return []
     if patched.is_added_file:
         rows: list[str] = []
         added: dict[int, int] = {}
-        for lines, _ in hunks:
+        for lines, _, _ in hunks:
             for ln in lines:
                 rows.extend([""] * (ln.new_line - 1 - len(rows)))
                 rows.append(ln.text)
@@ -173,11 +175,14 @@ def rebuild(patched: PatchedFile) -> list[Snippet]:
                     added[len(rows)] = ln.new_line
         text = "\n".join(rows) + ("" if hunks[-1][1] else "\n")
         return [Snippet(path, basename, text, added, whole_file=True, first_line=1)]
-    return [_hunk_snippet(path, basename, lines, no_newline) for lines, no_newline in hunks]
+    return [_hunk_snippet(path, basename, *hunk) for hunk in hunks]
 
 
-def _hunk_snippet(path: str, basename: str, lines: list[_Line], no_newline: bool) -> Snippet:
-    chosen = _search(lines, [])
+def _hunk_snippet(
+    path: str, basename: str, lines: list[_Line], no_newline: bool, section_header: str = ""
+) -> Snippet:
+    header = _usable_header(section_header)
+    chosen = (header and _search(lines, [], header=header)) or _search(lines, [])
     suffix: list[str] = []
     if chosen is None:
         # The hunk may start inside a triple-quoted string (an edited docstring): reopen it, and
@@ -228,7 +233,7 @@ def _hunk_snippet(path: str, basename: str, lines: list[_Line], no_newline: bool
 
 
 def _search(
-    lines: list[_Line], prefix: list[str], suffix: Sequence[str] = ()
+    lines: list[_Line], prefix: list[str], suffix: Sequence[str] = (), header: str = ""
 ) -> tuple[list[str], list[_Line], list[str], ast.Module] | None:
     """The parseable variant of the hunk with the fewest edge context lines dropped: (synthetic
     lines to put above it — block openers, then ``prefix`` — the kept lines, synthetic lines to
@@ -244,7 +249,7 @@ def _search(
     for dropped in range(min(lead + trail, _MAX_DROPPED) + 1):
         for head in range(min(lead, dropped), max(0, dropped - trail) - 1, -1):
             kept = lines[head : len(lines) - (dropped - head)]
-            synthetic = _openers([*prefix, *(ln.text for ln in kept)]) + prefix
+            synthetic = _openers([*prefix, *(ln.text for ln in kept)], header) + prefix
             for tail in [list(suffix)] if suffix else _tails([ln.text for ln in kept]):
                 parsed = _parse(synthetic, kept, tail)
                 if parsed is None:
@@ -286,9 +291,11 @@ def _width(indent: str) -> int:
     return len(indent.expandtabs(8))
 
 
-def _openers(texts: list[str]) -> list[str]:
+def _openers(texts: list[str], header: str = "") -> list[str]:
     """Block headers that make the first code line's indentation legal, one per indentation level
-    below it that the snippet uses (plus column 0)."""
+    below it that the snippet uses (plus column 0). ``header`` is a usable hunk section header (the
+    enclosing ``def``/``class`` line git prints after ``@@``): it opens column 0, and below a class
+    the next level is opened as a method, so rules see the real kind of scope."""
     code = [t for t in texts if t.strip() and not t.lstrip().startswith("#")]
     if not code:
         return []
@@ -300,12 +307,40 @@ def _openers(texts: list[str]) -> list[str]:
         ind = _indent(t)
         if _width(ind) < first:
             levels.setdefault(_width(ind), ind)
+    if header.startswith("class ") and len(levels) == 1:
+        # Below a class, code two levels deep is a method body: give the method its own level.
+        ind = _indent(code[0])
+        half = ind[: len(ind) // 2]
+        if _width(ind) >= 8 and len(ind) % 2 == 0 and ind == half * 2:
+            levels[_width(half)] = half
     out = []
-    for width in sorted(levels):
+    for i, width in enumerate(sorted(levels)):
         at_level = next((t.lstrip() for t in code if _width(_indent(t)) == width), "")
-        head = "try:" if _TRY_CLAUSE.match(at_level) else "if True:"
+        if _TRY_CLAUSE.match(at_level):
+            head = "try:"
+        elif i == 0 and header:
+            head = header
+        elif i == 1 and header.startswith("class "):
+            head = "def _a2a_hunk(self):"
+        else:
+            head = "if True:"
         out.append(levels[width] + head)
     return out
+
+
+def _usable_header(section_header: str) -> str:
+    """The hunk's section header when it is a complete ``def``/``class``/``if`` block header that
+    can open column 0, else ""."""
+    header = section_header.strip()
+    if not header.endswith(":") or not header.startswith(("def ", "async def ", "class ", "if ")):
+        return ""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(header + "\n    pass\n")
+    except (SyntaxError, ValueError):
+        return ""
+    return header
 
 
 def _parse(
