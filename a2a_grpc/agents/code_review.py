@@ -21,9 +21,9 @@ a diff touching more files reports every k-th one), then one artifact named
 "issue", "recommendation", "url"}], "summary": str, "skipped": [{"file", "reason", ...}]}`` and a
 text part with the summary, then ``completed``. With more than 50 findings the artifact is streamed
 in chunks of 50 (same ``artifact_id``, ``append`` after the first, ``last_chunk`` on the last, spec
-§3.7): each chunk adds one data part ``{"findings": [...]}``; the last one's data part also carries
+§10 artifact chunking): each chunk adds one data part ``{"findings": [...]}``; the last one's data part also carries
 ``summary`` and ``skipped``, and the text part. A client concatenates the ``findings`` of all data
-parts. Only the parts the client accepts (``accepted_output_modes``) are sent.
+parts. Only the parts the client accepts (``accepted_output_modes``, spec §9.8) are sent.
 
 Outcomes and errors:
 
@@ -140,7 +140,6 @@ class _Request:
     urls: list[str] = field(default_factory=list)
     focus: tuple[str, ...] | None = None
     python_version: str | None = None
-    looks_like_diff: bool = False
 
 
 class _Failed(Exception):
@@ -174,10 +173,7 @@ class CodeReviewAgent(AgentExecutor):
         py_version = request.python_version or py_version or "py312"
 
         if not request.texts and not request.urls:
-            if request.looks_like_diff:
-                yield ctx.status(pb.TASK_STATE_FAILED, _no_headers_message())
-            else:
-                yield ctx.status(pb.TASK_STATE_INPUT_REQUIRED, _QUESTION)
+            yield ctx.status(pb.TASK_STATE_INPUT_REQUIRED, _QUESTION)
             return
         try:
             texts = list(request.texts)
@@ -313,8 +309,6 @@ def _read_message(message: pb.Message, *, field_path: str) -> _Request:
             diff = _diff_in_text(part.text)
             if diff is not None:
                 req.texts.append(diff)
-            elif _DIFF_MARKERS.search(part.text):
-                req.looks_like_diff = True
         elif kind == "raw":
             if not _is_diff_file(part):
                 raise _unsupported(part, i, "a file that is not a diff")
