@@ -13,8 +13,8 @@ class Receiver(BaseHTTPRequestHandler):
         event = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         kind, body = next(iter(event.items()))  # task, statusUpdate, artifactUpdate or message
         what = body.get("status", {}).get("state") or body.get("artifact", {}).get("name", "")
-        token = self.headers.get("X-A2A-Notification-Token")
-        print(f"{self.headers['A2A-Notification-Id']} token={token} {kind} {what}", flush=True)
+        token, auth = self.headers.get("X-A2A-Notification-Token"), self.headers.get("Authorization")
+        print(f"{self.headers['A2A-Notification-Id']} {kind} {what} (token={token}, auth={auth})", flush=True)
         self.send_response(204)
         self.end_headers()
 
