@@ -1,13 +1,13 @@
 """The official JS SDK client (``@a2a-js/sdk`` 1.x, the v1.0 API) run with the
-machine's Node drives OUR server over JSON-RPC and REST (issue 4 item 5).
+machine's Node drives OUR server over JSON-RPC and REST (issue 4 item 5), and
+over gRPC too (its Node-only transport on ``@grpc/grpc-js``).
 
 ``tests/interop/js/client.mjs`` runs once per binding and prints one JSON line
 per step; the values are the SDK's own ProtoJSON (``Task.toJSON`` …), parsed
-back into our ``pb`` messages with unknown fields rejected. ``@a2a-js/sdk`` is
-a devDependency in ``package.json`` (``make install`` runs ``npm install``).
-The JS SDK has a gRPC transport too, but it needs ``@grpc/grpc-js`` and
-``@bufbuild/protobuf`` (optional peers not installed here); the issue asks for
-JSON-RPC and REST.
+back into our ``pb`` messages with unknown fields rejected. ``@a2a-js/sdk`` and
+the optional peers of its gRPC transport (``@grpc/grpc-js``,
+``@bufbuild/protobuf``) are devDependencies in ``package.json`` (``make
+install`` runs ``npm install``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from a2a_grpc.types import pb
 from tests.interop.conftest import HERE, LiveServer, node_binary, run_json_lines, sample_parts
 from tests.interop.test_sdk_client import ok, parse
 
-JS_BINDINGS = ("jsonrpc", "rest")
-JS_PROTOCOL = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
+JS_BINDINGS = ("jsonrpc", "rest", "grpc")
+JS_PROTOCOL = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "grpc": "GRPC"}
 
 pytestmark = pytest.mark.interop
 

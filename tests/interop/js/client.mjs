@@ -1,6 +1,6 @@
 // Drives an A2A server with the official JS SDK client (@a2a-js/sdk, v1.0 API).
 //
-//   node tests/interop/js/client.mjs BASE_URL BINDING      (BINDING: jsonrpc | rest)
+//   node tests/interop/js/client.mjs BASE_URL BINDING      (BINDING: jsonrpc | rest | grpc)
 //
 // The client is built the SDK's way: ClientFactory.createFromUrl(BASE_URL)
 // fetches /.well-known/agent-card.json and picks the card's interface for
@@ -20,7 +20,15 @@
 // A failing step never stops the later ones.
 
 import { randomUUID } from "node:crypto";
-import { AgentCard, ListTasksResponse, Role, StreamResponse, Task, TaskState } from "@a2a-js/sdk";
+import {
+  AgentCard,
+  ListTasksRequest,
+  ListTasksResponse,
+  Role,
+  StreamResponse,
+  Task,
+  TaskState,
+} from "@a2a-js/sdk";
 import {
   ClientFactory,
   DefaultAgentCardResolver,
@@ -31,9 +39,13 @@ import { TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors
 
 const [baseUrl, binding] = process.argv.slice(2);
 const FACTORIES = { jsonrpc: JsonRpcTransportFactory, rest: RestTransportFactory };
-const PROTOCOL = { jsonrpc: "JSONRPC", rest: "HTTP+JSON" };
+const PROTOCOL = { jsonrpc: "JSONRPC", rest: "HTTP+JSON", grpc: "GRPC" };
+if (binding === "grpc") {
+  // Node-only transport; needs the optional peers @grpc/grpc-js and @bufbuild/protobuf.
+  FACTORIES.grpc = (await import("@a2a-js/sdk/client/grpc")).GrpcTransportFactory;
+}
 if (!baseUrl || !FACTORIES[binding]) {
-  console.error("usage: client.mjs BASE_URL jsonrpc|rest");
+  console.error("usage: client.mjs BASE_URL jsonrpc|rest|grpc");
   process.exit(2);
 }
 
@@ -128,7 +140,8 @@ const taskId = sent?.task?.id ?? "missing";
 const contextId = sent?.task?.contextId ?? "missing";
 await step("get", async () => Task.toJSON(await client.getTask({ tenant: "", id: taskId }, options())));
 await step("list", async () =>
-  ListTasksResponse.toJSON(await client.listTasks({ tenant: "", contextId }, options())),
+  // fromJSON fills every field: the gRPC transport cannot encode a missing enum.
+  ListTasksResponse.toJSON(await client.listTasks(ListTasksRequest.fromJSON({ contextId }), options())),
 );
 
 const submitted = await step("cancel_submit", async () =>
