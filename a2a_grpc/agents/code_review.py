@@ -72,6 +72,11 @@ ARTIFACT_NAME = "review-findings"
 CHUNK_FINDINGS = 50
 #: Largest diff accepted, inline or fetched (bytes).
 MAX_DIFF_BYTES = 4 * 1024 * 1024
+#: Where the rebuilt sources are written: memory-backed /dev/shm when there is one (thousands of
+#: small files; a disk under load makes that take seconds), else the system temporary directory.
+_SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK) else None
+#: Most hunks linted in one review; files beyond it are listed as skipped.
+MAX_HUNKS = 5000
 #: Timeout of a diff fetch by URL (seconds).
 FETCH_TIMEOUT = 15.0
 #: Most ``working`` statuses one review sends (a diff touching more files reports every k-th file).
@@ -190,7 +195,9 @@ class CodeReviewAgent(AgentExecutor):
                     )
                 except FetchError as exc:
                     raise _Failed(f"Could not fetch the diff: {exc}.") from exc
-            patch = _parse_diff(texts)
+            # Parsing, rebuilding and mapping are CPU work in pure Python: they run in worker
+            # threads so a large diff does not stall the server's event loop.
+            patch = await asyncio.to_thread(_parse_diff, texts)
             async for event in self._review(ctx, patch, focus, py_version, want_data, want_text):
                 yield event
         except _Failed as exc:
@@ -222,14 +229,16 @@ class CodeReviewAgent(AgentExecutor):
         snippets: list[Snippet] = []
         n = len(python_files)
         every = -(-n // _MAX_PROGRESS)  # one status per file, or per `every` files for huge diffs
-        for i, patched in enumerate(python_files, 1):
-            if (i - 1) % every == 0 or i == n:
-                yield ctx.status(pb.TASK_STATE_WORKING, f"Reviewing {patched.path} ({i}/{n})")
-            snippets.extend(rebuild(patched))
+        for start in range(0, n, every):
+            group = python_files[start : start + every]
+            yield ctx.status(pb.TASK_STATE_WORKING, f"Reviewing {group[0].path} ({start + 1}/{n})")
+            if start + len(group) == n and len(group) > 1:
+                yield ctx.status(pb.TASK_STATE_WORKING, f"Reviewing {group[-1].path} ({n}/{n})")
+            snippets.extend(await asyncio.to_thread(_rebuild_files, group, len(snippets), skipped))
 
         order = {p.path: i for i, p in enumerate(python_files)}
         # File system work runs in a thread so a large diff does not stall the event loop.
-        tmp = await asyncio.to_thread(tempfile.mkdtemp, prefix="a2a-review-")
+        tmp = await asyncio.to_thread(tempfile.mkdtemp, prefix="a2a-review-", dir=_SCRATCH)
         try:
             names = await asyncio.to_thread(_write_snippets, tmp, snippets)
             report = await run_ruff(names, rules.families_for(focus), target_version=py_version)
@@ -237,7 +246,7 @@ class CodeReviewAgent(AgentExecutor):
             raise _Failed(f"The review could not run: {exc}.") from exc
         finally:
             await asyncio.shield(asyncio.to_thread(shutil.rmtree, tmp, ignore_errors=True))
-        findings, unreviewed = _map_findings(report, snippets)
+        findings, unreviewed = await asyncio.to_thread(_map_findings, report, snippets)
         findings.sort(key=lambda f: (order[f["file"]], f["line"], f["column"], f["rule"]))
         skipped.extend(unreviewed)
         summary = _summary(len(python_files), focus, findings, skipped)
@@ -463,6 +472,18 @@ def _has_extended_header(patched: PatchedFile) -> bool:
 
 
 # --- running the review -------------------------------------------------------------------------
+
+
+def _rebuild_files(files: Sequence[PatchedFile], count: int, skipped: list[dict[str, Any]]) -> list[Snippet]:
+    """The snippets of ``files`` while the review stays under MAX_HUNKS (``count`` so far); files
+    beyond the limit are added to ``skipped``."""
+    out: list[Snippet] = []
+    for patched in files:
+        if count + len(out) >= MAX_HUNKS:
+            skipped.append({"file": patched.path, "reason": f"review limit of {MAX_HUNKS} hunks reached"})
+        else:
+            out.extend(rebuild(patched))
+    return out
 
 
 def _write_snippets(root: str, snippets: Sequence[Snippet]) -> list[str]:

@@ -490,3 +490,18 @@ async def test_progress_statuses_are_capped_for_diffs_touching_many_files(agent:
     data = review_data(events)
     assert {(f["rule"], f["line"]) for f in data["findings"]} == {("S307", 2)}
     assert len(data["findings"]) == 250
+
+
+async def test_files_beyond_the_hunk_limit_are_skipped(agent: CodeReviewAgent, monkeypatch) -> None:
+    from a2a_grpc.agents import code_review
+
+    monkeypatch.setattr(code_review, "MAX_HUNKS", 3)
+    diff = "".join(
+        f"--- a/m{i}.py\n+++ b/m{i}.py\n@@ -1,1 +1,2 @@\n import os\n+x = eval(os.environ['X'])\n"
+        for i in range(5)
+    )
+    data = review_data(await run(agent, make_ctx(user_message(text_part(diff)))))
+    assert [f["file"] for f in data["findings"]] == ["m0.py", "m1.py", "m2.py"]
+    assert data["skipped"] == [
+        {"file": f"m{i}.py", "reason": "review limit of 3 hunks reached"} for i in (3, 4)
+    ]
