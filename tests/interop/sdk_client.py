@@ -20,7 +20,7 @@ Steps: ``card``, ``transport``, ``send`` (blocking), ``stream``, ``get``,
 on an unknown id); then ``get_history0``, ``list_pages``, ``list_filtered``,
 ``send_terminal``, ``subscribe`` (a working task, canceled while subscribed),
 ``subscribe_terminal``, ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
-follow-up message on the task), ``parts`` (every kind of Part, echoed),
+follow-up message on the task), ``subscribe_input_required``, ``parts`` (every kind of Part, echoed),
 ``extended_card`` and the ``tenant_*`` steps (a card whose interfaces carry
 tenant ``acme``). With ``--webhook URL``, ``push_send`` and ``push_crud``
 too. A failing step never stops the later ones.
@@ -314,6 +314,30 @@ async def extra_steps(blocking: Any, streaming: Any, done_id: str) -> None:
         return {"asked": asked, "answered": answered}
 
     await step("multi_turn", multi_turn)
+
+    # SubscribeToTask on an INPUT_REQUIRED task, answered while subscribed.
+    async def subscribe_input_required() -> list[dict[str, Any]]:
+        asked = await collect(
+            blocking.send_message(pb.SendMessageRequest(message=user_message("ask")), context=CALL)
+        )
+        task = asked[0]["task"]
+        events: list[dict[str, Any]] = []
+        got_first = asyncio.Event()
+
+        async def read() -> None:
+            async for event in streaming.subscribe(pb.SubscribeToTaskRequest(id=task["id"]), context=CALL):
+                events.append(to_json(event))
+                got_first.set()
+
+        reader = asyncio.create_task(read())
+        await asyncio.wait_for(got_first.wait(), 10)
+        reply = user_message("the answer")
+        reply.task_id, reply.context_id = task["id"], task["contextId"]
+        await collect(blocking.send_message(pb.SendMessageRequest(message=reply), context=CALL))
+        await asyncio.wait_for(reader, 10)
+        return events
+
+    await step("subscribe_input_required", subscribe_input_required)
 
     # Every kind of Part, echoed back unchanged: bytes that differ between
     # base64 and base64url, a JSON data value, a URL, media types, file

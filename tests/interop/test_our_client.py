@@ -249,3 +249,29 @@ async def test_list_tasks_with_every_filter(client: A2AClient) -> None:
     assert not later.tasks
     working = await client.list_tasks(context_id=context_id, status="working")
     assert not working.tasks
+
+
+async def test_subscribe_across_input_required(client: A2AClient) -> None:
+    """SubscribeToTask on an INPUT_REQUIRED task stays open (the SDK server and
+    ours agree: it follows the task until it is terminal, design.md A2); the
+    answer on the same task completes it and ends the subscription."""
+    asked = (await client.send_message("ask")).task
+    assert asked.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    events: list[pb.StreamResponse] = []
+    first = asyncio.Event()
+
+    async def read() -> None:
+        async for event in client.subscribe_to_task(asked.id):
+            events.append(event)
+            first.set()
+
+    reader = asyncio.create_task(read())
+    await asyncio.wait_for(first.wait(), 10)
+    await client.send_message("the answer", task_id=asked.id, context_id=asked.context_id)
+    await asyncio.wait_for(reader, 10)
+    assert events[0].task.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+    texts = [
+        p.text for e in events if e.HasField("artifact_update") for p in e.artifact_update.artifact.parts
+    ]
+    assert texts == ["the answer"]

@@ -254,3 +254,15 @@ def test_push_config_crud(sdk_run: dict[str, Any]) -> None:
     ]
     assert crud["deleted"] == "None"
     assert not parse(crud["after"], pb.ListTaskPushNotificationConfigsResponse()).configs
+
+
+def test_subscribe_across_input_required(sdk_run: dict[str, Any]) -> None:
+    """SubscribeToTask on an INPUT_REQUIRED task stays open until the task is
+    terminal (design.md A2); the SDK's subscriber sees the answer complete it."""
+    events = [parse(e, pb.StreamResponse()) for e in ok(sdk_run, "subscribe_input_required")]
+    assert events[0].task.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+    texts = [
+        p.text for e in events if e.HasField("artifact_update") for p in e.artifact_update.artifact.parts
+    ]
+    assert texts == ["the answer"]
