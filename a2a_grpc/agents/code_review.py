@@ -315,7 +315,10 @@ def _read_message(message: pb.Message, *, field_path: str) -> _Request:
         kind = part.WhichOneof("content")
         where = f"{field_path}.parts[{i}]"
         if kind == "text":
-            diff = _diff_in_text(part.text)
+            # A text part typed as a diff is one (and fails the task if it does not parse); plain
+            # text holds a diff when it has diff markers.
+            typed = _media_type(part) in ("text/x-diff", "text/x-patch")
+            diff = part.text if typed else _diff_in_text(part.text)
             if diff is not None:
                 req.texts.append(diff)
         elif kind == "raw":

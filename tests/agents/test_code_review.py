@@ -158,6 +158,13 @@ async def test_output_modes_are_honoured(agent: CodeReviewAgent) -> None:
     assert err.value.code is ErrorCode.CONTENT_TYPE_NOT_SUPPORTED
 
 
+async def test_text_typed_as_a_diff_must_be_one(agent: CodeReviewAgent) -> None:
+    events = await run(agent, make_ctx(user_message(text_part("not a diff", media_type="text/x-patch"))))
+    (event,) = statuses(events)
+    assert event.status.state == pb.TASK_STATE_FAILED
+    assert "no file headers" in status_text(event)
+
+
 @pytest.mark.parametrize(
     ("diff", "reason"),
     [
