@@ -464,6 +464,14 @@ async def test_fetch_failure_fails_the_task(diff_server: str, path: str, allow: 
     assert "Could not fetch the diff" in status_text(final) and reason in status_text(final)
 
 
+async def test_host_names_resolving_to_loopback_are_refused(diff_server: str, agent: CodeReviewAgent) -> None:
+    url = diff_server.replace("127.0.0.1", "localhost") + "/pr/1.diff"
+    events = await run(agent, make_ctx(user_message(pb.Part(url=url))))
+    final = statuses(events)[-1]
+    assert final.status.state == pb.TASK_STATE_FAILED
+    assert "non-public address" in status_text(final)
+
+
 async def test_url_that_is_not_a_diff_is_rejected(agent: CodeReviewAgent) -> None:
     gen = agent.execute(
         make_ctx(user_message(pb.Part(url="https://example.com/cat.png", media_type="image/png")))
