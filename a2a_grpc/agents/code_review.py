@@ -45,7 +45,6 @@ import os
 import re
 import shutil
 import tempfile
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -159,8 +158,6 @@ class CodeReviewAgent(AgentExecutor):
     def __init__(self, *, allow_private_urls: bool = False) -> None:
         self.card = build_card()
         self.allow_private_urls = allow_private_urls
-        #: Wall time of the last review's ruff phase (rebuild + ruff + mapping), in milliseconds.
-        self.last_review_ms: float | None = None
 
     async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:
         """Handles one message: asks for a diff, or reviews it (see the module docstring)."""
@@ -212,7 +209,6 @@ class CodeReviewAgent(AgentExecutor):
         want_data: bool,
         want_text: bool,
     ) -> AsyncIterator[Event]:
-        started = time.perf_counter()
         skipped: list[dict[str, Any]] = []
         python_files: list[PatchedFile] = []
         for patched in patch:
@@ -250,7 +246,6 @@ class CodeReviewAgent(AgentExecutor):
         findings.sort(key=lambda f: (order[f["file"]], f["line"], f["column"], f["rule"]))
         skipped.extend(unreviewed)
         summary = _summary(len(python_files), focus, findings, skipped)
-        self.last_review_ms = (time.perf_counter() - started) * 1000
 
         text = _text_report(summary, findings)
         artifact_id = new_id()
