@@ -20,7 +20,8 @@ Steps: ``card``, ``transport``, ``send`` (blocking), ``stream``, ``get``,
 on an unknown id); then ``get_history0``, ``list_pages``, ``list_filtered``,
 ``send_terminal``, ``subscribe`` (a working task, canceled while subscribed),
 ``subscribe_terminal``, ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
-follow-up message on the task), ``subscribe_input_required``, ``parts`` (every kind of Part, echoed),
+follow-up message on the task), ``subscribe_input_required``, ``reply`` and
+``reply_stream`` (a direct Message), ``parts`` (every kind of Part, echoed),
 ``extended_card`` and the ``tenant_*`` steps (a card whose interfaces carry
 tenant ``acme``). With ``--webhook URL``, ``push_send`` and ``push_crud``
 too. A failing step never stops the later ones.
@@ -338,6 +339,20 @@ async def extra_steps(blocking: Any, streaming: Any, done_id: str) -> None:
         return events
 
     await step("subscribe_input_required", subscribe_input_required)
+
+    # A direct Message answer (no task), blocking and streaming.
+    await step(
+        "reply",
+        lambda: collect(
+            blocking.send_message(pb.SendMessageRequest(message=user_message("reply")), context=CALL)
+        ),
+    )
+    await step(
+        "reply_stream",
+        lambda: collect(
+            streaming.send_message(pb.SendMessageRequest(message=user_message("reply")), context=CALL)
+        ),
+    )
 
     # Every kind of Part, echoed back unchanged: bytes that differ between
     # base64 and base64url, a JSON data value, a URL, media types, file

@@ -8,6 +8,7 @@ The agent, written against the SDK's ``AgentExecutor`` API:
 
 - ``slow [SECONDS]``: a SUBMITTED task, WORKING, then waits (default 30 s)
   and completes; ``cancel`` marks it CANCELED.
+- ``reply``: a direct Message, no task.
 - ``ask``: a SUBMITTED task, then INPUT_REQUIRED with a question; the next
   message on that task is echoed like any other.
 - anything else: a SUBMITTED task, one artifact named ``echo`` holding the
@@ -53,6 +54,16 @@ class EchoOrSlowExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id = context.task_id or ""
         context_id = context.context_id or ""
+        if context.current_task is None and context.get_user_input().split() == ["reply"]:
+            await event_queue.enqueue_event(
+                pb.Message(
+                    role=pb.ROLE_AGENT,
+                    message_id=f"reply-{task_id}",
+                    context_id=context_id,
+                    parts=[new_text_part("a direct reply")],
+                )
+            )
+            return
         if context.current_task is None:
             task = new_task(task_id, context_id, pb.TaskState.TASK_STATE_SUBMITTED)
             if context.message is not None:

@@ -159,3 +159,11 @@ def test_list_tasks_with_every_filter(js_run: dict[str, Any]) -> None:
     assert page.page_size == 5
     assert len(page.tasks[0].history) == 0
     assert [p.text for p in page.tasks[0].artifacts[0].parts] == ["hello js"]
+
+
+def test_direct_message_reply(js_run: dict[str, Any]) -> None:
+    """An agent may answer with one Message and no task (spec §3.1.1)."""
+    message = parse(ok(js_run, "reply")["message"], pb.Message())
+    assert [p.text for p in message.parts] == ["a direct reply"] and not message.task_id
+    events = [parse(e, pb.StreamResponse()) for e in ok(js_run, "reply_stream")]
+    assert [e.WhichOneof("payload") for e in events] == ["message"]

@@ -275,3 +275,13 @@ async def test_subscribe_across_input_required(client: A2AClient) -> None:
         p.text for e in events if e.HasField("artifact_update") for p in e.artifact_update.artifact.parts
     ]
     assert texts == ["the answer"]
+
+
+async def test_direct_message_reply(client: A2AClient) -> None:
+    """The SDK agent answers ``reply`` with a Message and no task (spec §3.1.1)."""
+    response = await client.send_message("reply")
+    assert response.WhichOneof("payload") == "message"
+    assert [p.text for p in response.message.parts] == ["a direct reply"]
+    events = [e async for e in client.send_streaming_message("reply")]
+    assert [e.WhichOneof("payload") for e in events] == ["message"]
+    assert events[0].message.role == pb.ROLE_AGENT

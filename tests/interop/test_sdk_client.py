@@ -266,3 +266,14 @@ def test_subscribe_across_input_required(sdk_run: dict[str, Any]) -> None:
         p.text for e in events if e.HasField("artifact_update") for p in e.artifact_update.artifact.parts
     ]
     assert texts == ["the answer"]
+
+
+@pytest.mark.parametrize("step", ["reply", "reply_stream"])
+def test_direct_message_reply(sdk_run: dict[str, Any], step: str) -> None:
+    """An agent may answer with one Message and no task (spec §3.1.1): the
+    blocking answer and the stream both hold exactly that Message."""
+    (event,) = [parse(e, pb.StreamResponse()) for e in ok(sdk_run, step)]
+    assert event.WhichOneof("payload") == "message"
+    assert event.message.role == pb.ROLE_AGENT
+    assert [p.text for p in event.message.parts] == ["a direct reply"]
+    assert not event.message.task_id

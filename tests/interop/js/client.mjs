@@ -11,8 +11,8 @@
 // error (GetTask on an unknown id), then get_history0, multi_turn ("ask" →
 // INPUT_REQUIRED, then a follow-up on the task) and subscribe (a working task,
 // canceled while subscribed), stream_terminal and subscribe_terminal (errors
-// on streams) and parts (every kind of Part, echoed), and prints one JSON line
-// per step:
+// on streams), parts (every kind of Part, echoed), list_filtered, reply and
+// reply_stream (a direct Message), and prints one JSON line per step:
 //
 //   {"step": "send", "ok": true, "value": ...}      values as ProtoJSON (the SDK's toJSON)
 //   {"step": "error", "ok": false, "error": {"name": "TaskNotFoundError", ...}}
@@ -24,6 +24,7 @@ import {
   AgentCard,
   ListTasksRequest,
   ListTasksResponse,
+  Message,
   Role,
   StreamResponse,
   Task,
@@ -105,7 +106,7 @@ function sendRequest(text, configuration) {
 // A blocking send answers a Task or a Message; tell them apart as ProtoJSON.
 function resultJson(result) {
   if (result && "status" in result) return { task: Task.toJSON(result) };
-  return { message: result };
+  return { message: Message.toJSON(result) };
 }
 
 const factory = new ClientFactory({
@@ -255,3 +256,13 @@ await step("list_filtered", async () =>
     ),
   ),
 );
+
+// A direct Message answer (no task), blocking and streaming.
+await step("reply", async () => resultJson(await client.sendMessage(sendRequest("reply"), options())));
+await step("reply_stream", async () => {
+  const events = [];
+  for await (const event of client.sendMessageStream(sendRequest("reply"), options())) {
+    events.push(StreamResponse.toJSON(event));
+  }
+  return events;
+});
