@@ -520,3 +520,32 @@ async def test_files_beyond_the_hunk_limit_are_skipped(agent: CodeReviewAgent, m
     assert data["skipped"] == [
         {"file": f"m{i}.py", "reason": "review limit of 3 hunks reached"} for i in (3, 4)
     ]
+
+
+@pytest.mark.parametrize("spins", [0, 3, 20])
+async def test_cancellation_leaves_no_files_behind(
+    agent: CodeReviewAgent, monkeypatch, tmp_path, spins
+) -> None:
+    """The framework cancels the generator when the task is canceled: wherever the review is then
+    (rebuilding, writing, linting), its scratch directory is removed."""
+    import asyncio
+
+    from a2a_grpc.agents import code_review
+
+    monkeypatch.setattr(code_review, "_SCRATCH", str(tmp_path))
+    gen = agent.execute(make_ctx(user_message(text_part(diff_text("large_new_module.diff")))))
+    first = await gen.__anext__()
+    assert first.status.state == pb.TASK_STATE_WORKING
+    pending = asyncio.ensure_future(gen.__anext__())  # now in the thread and subprocess awaits
+    for _ in range(spins):
+        await asyncio.sleep(0)
+    assert not pending.done()
+    pending.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await pending
+    await gen.aclose()
+    for _ in range(50):
+        if not list(tmp_path.iterdir()):
+            break
+        await asyncio.sleep(0.02)
+    assert list(tmp_path.iterdir()) == []
