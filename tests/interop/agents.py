@@ -3,9 +3,10 @@
 ``slow`` (optionally ``slow SECONDS``): WORKING, then waits (cancellable) and
 completes — used to cancel a task that is still running. ``ask``:
 INPUT_REQUIRED with a question; the next message on the task is echoed and
-completes it (multi-turn). ``reply``: a direct Message, no task. Anything
-else: the built-in echo agent's behaviour (one artifact named ``echo`` with
-the message parts, then COMPLETED).
+completes it (multi-turn). ``reply``: a direct Message, no task. ``boom``:
+WORKING, then the agent raises (the task must end FAILED). Anything else: the
+built-in echo agent's behaviour (one artifact named ``echo`` with the message
+parts, then COMPLETED).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class InteropAgent(EchoAgent):
         if ctx.task is None and words == ["reply"]:
             yield ctx.agent_message("a direct reply", with_task=False)
             return
+        if ctx.task is None and words == ["boom"]:
+            yield ctx.status(pb.TASK_STATE_WORKING, "about to fail")
+            raise RuntimeError("the agent broke")
         if ctx.task is None and words == ["ask"]:
             yield ctx.status(pb.TASK_STATE_INPUT_REQUIRED, "what should I echo?")
             return

@@ -21,7 +21,8 @@ on an unknown id); then ``get_history0``, ``list_pages``, ``list_filtered``,
 ``send_terminal``, ``subscribe`` (a working task, canceled while subscribed),
 ``subscribe_terminal``, ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
 follow-up message on the task), ``subscribe_input_required``, ``reply`` and
-``reply_stream`` (a direct Message), ``parts`` (every kind of Part, echoed),
+``reply_stream`` (a direct Message), ``boom`` and ``boom_stream`` (the agent
+raises), ``parts`` (every kind of Part, echoed),
 ``extended_card`` and the ``tenant_*`` steps (a card whose interfaces carry
 tenant ``acme``). With ``--webhook URL``, ``push_send`` and ``push_crud``
 too. A failing step never stops the later ones.
@@ -345,6 +346,20 @@ async def extra_steps(blocking: Any, streaming: Any, done_id: str) -> None:
         "reply",
         lambda: collect(
             blocking.send_message(pb.SendMessageRequest(message=user_message("reply")), context=CALL)
+        ),
+    )
+    # The agent raises after WORKING: the task ends FAILED, and the blocking
+    # call returns it (spec §3.2.2); the stream ends with the FAILED status.
+    await step(
+        "boom",
+        lambda: collect(
+            blocking.send_message(pb.SendMessageRequest(message=user_message("boom")), context=CALL)
+        ),
+    )
+    await step(
+        "boom_stream",
+        lambda: collect(
+            streaming.send_message(pb.SendMessageRequest(message=user_message("boom")), context=CALL)
         ),
     )
     await step(

@@ -9,6 +9,7 @@ The agent, written against the SDK's ``AgentExecutor`` API:
 - ``slow [SECONDS]``: a SUBMITTED task, WORKING, then waits (default 30 s)
   and completes; ``cancel`` marks it CANCELED.
 - ``reply``: a direct Message, no task.
+- ``boom``: a SUBMITTED task, WORKING, then the executor raises.
 - ``ask``: a SUBMITTED task, then INPUT_REQUIRED with a question; the next
   message on that task is echoed like any other.
 - anything else: a SUBMITTED task, one artifact named ``echo`` holding the
@@ -75,6 +76,9 @@ class EchoOrSlowExecutor(AgentExecutor):
         if context.current_task is None and words == ["ask"]:
             await updater.requires_input(updater.new_agent_message([new_text_part("what should I echo?")]))
             return
+        if words == ["boom"]:
+            await updater.start_work()
+            raise RuntimeError("the agent broke")
         if words and words[0] == "slow":
             await updater.start_work()
             await asyncio.sleep(float(words[1]) if len(words) > 1 else 30.0)

@@ -167,3 +167,11 @@ def test_direct_message_reply(js_run: dict[str, Any]) -> None:
     assert [p.text for p in message.parts] == ["a direct reply"] and not message.task_id
     events = [parse(e, pb.StreamResponse()) for e in ok(js_run, "reply_stream")]
     assert [e.WhichOneof("payload") for e in events] == ["message"]
+
+
+def test_agent_failure_is_a_failed_task(js_run: dict[str, Any]) -> None:
+    """An agent that raises: the blocking answer is the FAILED task (spec
+    §3.2.2), the stream ends with the FAILED status."""
+    assert parse(ok(js_run, "boom")["task"], pb.Task()).status.state == pb.TASK_STATE_FAILED
+    events = [parse(e, pb.StreamResponse()) for e in ok(js_run, "boom_stream")]
+    assert events[-1].status_update.status.state == pb.TASK_STATE_FAILED

@@ -10,6 +10,7 @@ card puts JSON-RPC and REST under path prefixes (``/a2a/jsonrpc``,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -285,3 +286,25 @@ async def test_direct_message_reply(client: A2AClient) -> None:
     events = [e async for e in client.send_streaming_message("reply")]
     assert [e.WhichOneof("payload") for e in events] == ["message"]
     assert events[0].message.role == pb.ROLE_AGENT
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=A2AError,
+    reason="a2a-sdk 1.3.0 answers an agent exception with an INTERNAL error (leaking the exception text "
+    "on gRPC and JSON-RPC) instead of the task it stored as FAILED; spec §3.2.2 says a blocking "
+    "SendMessage returns the latest Task once it is terminal",
+)
+async def test_agent_failure_is_a_failed_task(client: A2AClient) -> None:
+    response = await client.send_message("boom")
+    assert response.task.status.state == pb.TASK_STATE_FAILED
+
+
+async def test_agent_failure_leaves_the_task_failed(client: A2AClient) -> None:
+    """Whatever the SendMessage answer, the SDK stores the task as FAILED and
+    our client can find it by its context."""
+    context_id = new_id()
+    with contextlib.suppress(A2AError):
+        await client.send_message("boom", context_id=context_id)
+    (task,) = (await client.list_tasks(context_id=context_id)).tasks
+    assert task.status.state == pb.TASK_STATE_FAILED

@@ -277,3 +277,15 @@ def test_direct_message_reply(sdk_run: dict[str, Any], step: str) -> None:
     assert event.message.role == pb.ROLE_AGENT
     assert [p.text for p in event.message.parts] == ["a direct reply"]
     assert not event.message.task_id
+
+
+def test_agent_failure_is_a_failed_task(sdk_run: dict[str, Any]) -> None:
+    """An agent that raises after WORKING: the blocking SendMessage returns the
+    task FAILED (spec §3.2.2: terminal ⇒ the latest Task), with a message that
+    does not leak the exception text; the stream ends with the FAILED status."""
+    task = parse(ok(sdk_run, "boom")[0], pb.StreamResponse()).task
+    assert task.status.state == pb.TASK_STATE_FAILED
+    assert "the agent broke" not in task.status.message.parts[0].text
+    events = [parse(e, pb.StreamResponse()) for e in ok(sdk_run, "boom_stream")]
+    assert events[0].WhichOneof("payload") == "task"
+    assert events[-1].status_update.status.state == pb.TASK_STATE_FAILED

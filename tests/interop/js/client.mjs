@@ -12,7 +12,8 @@
 // INPUT_REQUIRED, then a follow-up on the task) and subscribe (a working task,
 // canceled while subscribed), stream_terminal and subscribe_terminal (errors
 // on streams), parts (every kind of Part, echoed), list_filtered, reply and
-// reply_stream (a direct Message), and prints one JSON line per step:
+// reply_stream (a direct Message), boom and boom_stream (the agent raises),
+// and prints one JSON line per step:
 //
 //   {"step": "send", "ok": true, "value": ...}      values as ProtoJSON (the SDK's toJSON)
 //   {"step": "error", "ok": false, "error": {"name": "TaskNotFoundError", ...}}
@@ -262,6 +263,16 @@ await step("reply", async () => resultJson(await client.sendMessage(sendRequest(
 await step("reply_stream", async () => {
   const events = [];
   for await (const event of client.sendMessageStream(sendRequest("reply"), options())) {
+    events.push(StreamResponse.toJSON(event));
+  }
+  return events;
+});
+
+// The agent raises after WORKING: a FAILED task, blocking and streaming.
+await step("boom", async () => resultJson(await client.sendMessage(sendRequest("boom"), options())));
+await step("boom_stream", async () => {
+  const events = [];
+  for await (const event of client.sendMessageStream(sendRequest("boom"), options())) {
     events.push(StreamResponse.toJSON(event));
   }
   return events;
