@@ -65,13 +65,14 @@ class _Plan:
 
     required: list[tuple[str, Any]] = field(default_factory=list)  # (json name, default)
     timestamps: list[tuple[str, bool]] = field(default_factory=list)  # (json name, repeated)
+    json_values: list[str] = field(default_factory=list)  # Struct/Value/ListValue fields (json names)
     children: list[tuple[str, str, _Plan]] = field(
         default_factory=list
     )  # (json name, "one"|"list"|"map", plan)
     building: bool = True
 
     def empty(self) -> bool:
-        return not (self.building or self.required or self.timestamps or self.children)
+        return not (self.building or self.required or self.timestamps or self.json_values or self.children)
 
 
 _PLANS: dict[str, _Plan] = {}
@@ -122,6 +123,9 @@ def _plan(desc: _Desc) -> _Plan:
             if not _is_map(fd):
                 plan.timestamps.append((fd.json_name, fd.is_repeated))
             continue
+        if fd.message_type.full_name in _JSON_VALUES:
+            plan.json_values.append(fd.json_name)
+            continue
         if fd.message_type.full_name in _OPAQUE:
             continue
         if _is_map(fd):
@@ -150,7 +154,27 @@ def _millis(value: str) -> str:
     return value[: dot + 1] + (value[dot + 1 : -1] + "000")[:3] + "Z"
 
 
+_JSON_VALUES = frozenset({"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"})
+_MAX_EXACT = 2**53
+
+
+def _whole(value: Any) -> Any:
+    """``value`` with integral floats written as integers: protobuf keeps every
+    JSON number of a Struct/Value as a double, which json would print as
+    ``18.0`` — a client sent ``18`` and should get ``18`` back."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and -_MAX_EXACT <= value <= _MAX_EXACT else value
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
+
+
 def _fix(obj: dict[str, Any], plan: _Plan) -> None:
+    for name in plan.json_values:
+        if name in obj:
+            obj[name] = _whole(obj[name])
     for name, default in plan.required:
         if name not in obj:
             obj[name] = [] if isinstance(default, list) else {} if isinstance(default, dict) else default
