@@ -61,6 +61,10 @@ class CheckError(Exception):
 
 _counter = itertools.count()
 
+#: Tasks this process has seen created (successful SendMessage / SendStreamingMessage
+#: answers, warm-up and GetTask set-up included): how much the server stores.
+TASKS_CREATED = [0]
+
 
 def make_text(size: int = 100) -> str:
     """A unique ASCII text of exactly ``size`` bytes (a counter padded with 'x')."""
@@ -204,6 +208,7 @@ class GrpcClient(Client):
         )
         if resp.WhichOneof("payload") != "task":
             raise CheckError(f"SendMessage payload {resp.WhichOneof('payload')!r}, want task")
+        TASKS_CREATED[0] += 1
         return _pb_task_echoes(resp.task, text)
 
     async def stream(self, text: str) -> str:
@@ -232,6 +237,7 @@ class GrpcClient(Client):
             raise CheckError(f"stream ended in state {state}")
         if not echoed:
             raise CheckError("no streamed artifact echoes the text")
+        TASKS_CREATED[0] += 1
         return task_id
 
     async def get(self, task_id: str) -> None:
@@ -299,6 +305,7 @@ class JsonRpcClient(_HttpClient):
         result = await self._call("SendMessage", {"message": _json_message(text)})
         if "task" not in result:
             raise CheckError(f"SendMessage result {sorted(result)}, want task")
+        TASKS_CREATED[0] += 1
         return _json_task_echoes(result["task"], text)
 
     async def stream(self, text: str) -> str:
@@ -318,6 +325,7 @@ class JsonRpcClient(_HttpClient):
             if env.get("id") != rid or "error" in env:
                 raise CheckError(f"stream event: {env.get('error') or 'id mismatch'}")
             events.append(env["result"])
+        TASKS_CREATED[0] += 1
         return _json_stream_echoes(events, text)
 
     async def get(self, task_id: str) -> None:
@@ -338,12 +346,14 @@ class HttpJsonClient(_HttpClient):
         result = json.loads(raw)
         if "task" not in result:
             raise CheckError(f"message:send answered {sorted(result)}, want task")
+        TASKS_CREATED[0] += 1
         return _json_task_echoes(result["task"], text)
 
     async def stream(self, text: str) -> str:
         body = json.dumps({"message": _json_message(text)})
         async with self.session.post(self.base + "/message:stream", data=body, headers=_SSE_HEADERS) as r:
             events = await self._sse(r)
+        TASKS_CREATED[0] += 1
         return _json_stream_echoes(events, text)
 
     async def get(self, task_id: str) -> None:

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.loadgen import BINDINGS, METHODS, discover, make_client, prepare_task_ids, run_load
+from bench.loadgen import BINDINGS, METHODS, TASKS_CREATED, discover, make_client, prepare_task_ids, run_load
 from bench.procs import REPO, ServerProc, ServerSpec, pin_self, start_server
 
 RESULTS = REPO / "bench" / "results"
@@ -80,6 +80,8 @@ class Cell:
     cpu_pct: float
     cpu_us_per_req: float
     rss_mb: float
+    rss_start_mb: float
+    tasks_stored: int
     gen_cpu_pct: float
     requests: int
     errors: int
@@ -122,6 +124,7 @@ async def measure_cell(
     window: float,
     windows: int,
     text_size: int,
+    rss_start: float = float("nan"),
 ) -> Cell:
     """Runs one cell against a running server and returns its medians."""
     endpoints = await discover(server.grpc_port, server.http_port)
@@ -171,6 +174,8 @@ async def measure_cell(
         cpu_pct=med(cpu_pct),
         cpu_us_per_req=med(cpu_us),
         rss_mb=rss,
+        rss_start_mb=rss_start,
+        tasks_stored=TASKS_CREATED[0],
         gen_cpu_pct=med(gen_pct),
         requests=sum(w.ok for w in ws),
         errors=sum(errors.values()),
@@ -192,6 +197,12 @@ def _ratio(a: Cell | None, b: Cell | None) -> str:
     if a is None or b is None or not b.rps or not a.requests:
         return "–"
     return f"{a.rps / b.rps:.2f}×"
+
+
+def _cpu_ratio(a: Cell | None, b: Cell | None) -> str:
+    if a is None or b is None or not b.cpu_us_per_req or a.cpu_us_per_req != a.cpu_us_per_req:
+        return "–"
+    return f"{a.cpu_us_per_req / b.cpu_us_per_req:.2f}×"
 
 
 def render(cells: list[Cell], info: dict[str, Any], args: argparse.Namespace, notes: list[str]) -> str:
@@ -240,6 +251,46 @@ def render(cells: list[Cell], info: dict[str, Any], args: argparse.Namespace, no
         out.append(
             f"| {b} | {m} | {c} | {rps(om)} | {rps(osq)} | {rps(sm)} | {rps(ssq)} | {rps(ce)} |"
             f" {_ratio(om, sm)} | {_ratio(osq, ssq)} | {_ratio(om, ce)} | {p99(om)} | {p99(sm)} |"
+        )
+    out += [
+        "",
+        "## Server CPU per request (µs; the noise-robust view: ratios = how many times less CPU ours needs)",
+        "",
+        "| binding | method | conc | ours mem | ours sqlite | sdk mem | sdk sqlite | ceiling |"
+        " sdk/ours mem | sdk/ours sqlite | ceiling/ours mem |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for b, m, c in keys:
+        om, osq = by.get(("ours-memory", b, m, c)), by.get(("ours-sqlite", b, m, c))
+        sm, ssq = by.get(("sdk-memory", b, m, c)), by.get(("sdk-sqlite", b, m, c))
+        ce = by.get((CEILING_FOR[b], b, m, c))
+
+        def us(x: Cell | None) -> str:
+            return _fmt(x.cpu_us_per_req) if x else "–"
+
+        out.append(
+            f"| {b} | {m} | {c} | {us(om)} | {us(osq)} | {us(sm)} | {us(ssq)} | {us(ce)} |"
+            f" {_cpu_ratio(sm, om)} | {_cpu_ratio(ssq, osq)} | {_cpu_ratio(ce, om)} |"
+        )
+    out += [
+        "",
+        "## Memory (RSS after the server's last cell; every task it created is still stored)",
+        "",
+        "| server | RSS at start MiB | RSS at end MiB | tasks stored | KiB per stored task |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name in SERVERS:
+        mine = [x for x in cells if x.server == name]
+        if not mine:
+            continue
+        last = mine[-1]
+        per = (
+            (last.rss_mb - last.rss_start_mb) * 1024 / last.tasks_stored
+            if last.tasks_stored
+            else float("nan")
+        )
+        out.append(
+            f"| {name} | {_fmt(last.rss_start_mb, 1)} | {_fmt(last.rss_mb, 1)} | {last.tasks_stored:,} | {_fmt(per, 2)} |"
         )
     out += [
         "",
@@ -303,6 +354,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, help="Markdown report (default bench/results/latest.md)")
     ap.add_argument("--json", type=Path, help="JSON cells (default next to --out, .json)")
     ap.add_argument("--label", default="", help="a line added to the report (e.g. 'shared machine: noisy')")
+    ap.add_argument(
+        "--streams", type=int, help="--scale: SubscribeToTask streams (default 10000, quick 1000)"
+    )
     ap.add_argument("--no-pin", action="store_true", help="do not pin server and load generator to CPUs")
     args = ap.parse_args(argv)
     if args.quick:
@@ -361,6 +415,8 @@ async def run_matrix(args: argparse.Namespace) -> tuple[list[Cell], dict[str, An
             notes.append(f"{spec.name} failed to start: {str(exc).splitlines()[0]}")
             print(exc, file=sys.stderr, flush=True)
             continue
+        TASKS_CREATED[0] = 0
+        rss_start = server.rss_mb()
         try:
             for b, m, c in todo:
                 cell = await measure_cell(
@@ -372,6 +428,7 @@ async def run_matrix(args: argparse.Namespace) -> tuple[list[Cell], dict[str, An
                     window=args.window,
                     windows=args.windows,
                     text_size=args.text_size,
+                    rss_start=rss_start,
                 )
                 cells.append(cell)
                 print(
