@@ -18,7 +18,8 @@ work. It prints one JSON object per step on stdout::
 Steps: ``card``, ``transport``, ``send`` (blocking), ``stream``, ``get``,
 ``list``, ``cancel_submit`` / ``cancel`` / ``cancel_get``, ``error`` (GetTask
 on an unknown id); then ``get_history0``, ``list_pages``, ``list_filtered``,
-``send_terminal``, ``subscribe`` (a working task, canceled while subscribed),
+``send_terminal``, ``context_mismatch``, ``message_unknown_task``,
+``subscribe`` (a working task, canceled while subscribed),
 ``subscribe_terminal``, ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
 follow-up message on the task), ``subscribe_input_required``, ``reply`` and
 ``reply_stream`` (a direct Message), ``boom`` and ``boom_stream`` (the agent
@@ -278,6 +279,24 @@ async def extra_steps(blocking: Any, streaming: Any, done_id: str) -> None:
         return await collect(blocking.send_message(pb.SendMessageRequest(message=msg), context=CALL))
 
     await step("send_terminal", to_terminal)
+
+    # A follow-up whose contextId differs from its task's; a taskId never issued.
+    async def mismatch() -> Any:
+        asked = await collect(
+            blocking.send_message(pb.SendMessageRequest(message=user_message("ask")), context=CALL)
+        )
+        msg = user_message("answer")
+        msg.task_id, msg.context_id = asked[0]["task"]["id"], str(uuid.uuid4())
+        return await collect(blocking.send_message(pb.SendMessageRequest(message=msg), context=CALL))
+
+    await step("context_mismatch", mismatch)
+
+    async def unknown_task() -> Any:
+        msg = user_message("hello")
+        msg.task_id = f"no-such-task-{uuid.uuid4()}"
+        return await collect(blocking.send_message(pb.SendMessageRequest(message=msg), context=CALL))
+
+    await step("message_unknown_task", unknown_task)
 
     # SubscribeToTask on a working task, then cancel it: the stream ends CANCELED.
     slow = pb.SendMessageRequest(

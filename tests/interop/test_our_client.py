@@ -308,3 +308,19 @@ async def test_agent_failure_leaves_the_task_failed(client: A2AClient) -> None:
         await client.send_message("boom", context_id=context_id)
     (task,) = (await client.list_tasks(context_id=context_id)).tasks
     assert task.status.state == pb.TASK_STATE_FAILED
+
+
+async def test_error_context_mismatch(client: A2AClient) -> None:
+    """A follow-up whose contextId differs from its task's is rejected (spec
+    §3.4.3; INVALID_PARAMS on both the SDK server and ours, digest §16 A17)."""
+    asked = (await client.send_message("ask")).task
+    with pytest.raises(A2AError) as info:
+        await client.send_message("answer", task_id=asked.id, context_id=new_id())
+    assert info.value.code is ErrorCode.INVALID_PARAMS
+
+
+async def test_error_message_to_unknown_task(client: A2AClient) -> None:
+    """A taskId the server never issued is TASK_NOT_FOUND (spec §3.4.2)."""
+    with pytest.raises(A2AError) as info:
+        await client.send_message("hello", task_id="no-such-task-" + new_id())
+    assert info.value.code is ErrorCode.TASK_NOT_FOUND

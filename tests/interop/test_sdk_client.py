@@ -289,3 +289,13 @@ def test_agent_failure_is_a_failed_task(sdk_run: dict[str, Any]) -> None:
     events = [parse(e, pb.StreamResponse()) for e in ok(sdk_run, "boom_stream")]
     assert events[0].WhichOneof("payload") == "task"
     assert events[-1].status_update.status.state == pb.TASK_STATE_FAILED
+
+
+def test_error_context_mismatch(sdk_run: dict[str, Any]) -> None:
+    """contextId ≠ the task's ⇒ InvalidParams (spec §3.4.3, digest §16 A17)."""
+    assert err(sdk_run, "context_mismatch")["type"] == "InvalidParamsError"
+
+
+def test_error_message_to_unknown_task(sdk_run: dict[str, Any]) -> None:
+    """A taskId the server never issued ⇒ TaskNotFound (spec §3.4.2)."""
+    assert err(sdk_run, "message_unknown_task")["type"] == "TaskNotFoundError"

@@ -17,7 +17,13 @@ Known differences that are NOT asserted, because the spec leaves room:
   VERSION_NOT_SUPPORTED (spec §3.6.2); we serve it as 1.0 unless strict mode
   is on (design.md, digest §16 A3). Both clients always send the header;
 - ``A2A-Version: 1`` (no minor): the SDK reads it as 1.0, we answer
-  VERSION_NOT_SUPPORTED (the header is ``Major.Minor``, spec §3.6.1).
+  VERSION_NOT_SUPPORTED (the header is ``Major.Minor``, spec §3.6.1);
+- ListTasks ``pageSize`` outside 1..100: the SDK answers INVALID_PARAMS; we
+  clamp 101+ to 100 ("the server may return fewer") and serve an explicit 0
+  as unset (50) — the proto states the range but not what to do outside it;
+- a message to a task that is still working: we answer UNSUPPORTED_OPERATION
+  ("task is busy", design.md); the SDK starts a second execution of the same
+  task (spec §3.3.3: agents MAY accept messages for non-terminal tasks).
 """
 
 from __future__ import annotations
