@@ -9,8 +9,8 @@ pytest process never imports it.
 ``BINDING`` is ``grpc``, ``jsonrpc`` or ``rest``. The client is built the
 SDK's way — card from ``BASE_URL/.well-known/agent-card.json``, then
 ``ClientFactory`` restricted to that one binding — and runs these steps
-against an agent that echoes messages and treats ``slow N`` as N seconds of
-work. It prints one JSON object per step on stdout::
+against the interop agent (``tests/interop/agents.py``: echo, ``slow N``,
+``ask``, ``reply``, ``boom``). It prints one JSON object per step on stdout::
 
     {"step": "send", "ok": true, "value": ...}         # protos as ProtoJSON (camelCase)
     {"step": "error", "ok": false, "error": {"type": "TaskNotFoundError", "message": ...}}
@@ -23,8 +23,8 @@ on an unknown id); then ``get_history0``, ``list_pages``, ``list_filtered``,
 ``subscribe_terminal``, ``multi_turn`` (``ask`` → INPUT_REQUIRED, then a
 follow-up message on the task), ``subscribe_input_required``, ``reply`` and
 ``reply_stream`` (a direct Message), ``boom`` and ``boom_stream`` (the agent
-raises), ``parts`` (every kind of Part, echoed),
-``extended_card`` and the ``tenant_*`` steps (a card whose interfaces carry
+raises), ``parts`` (every kind of Part, echoed), ``extended_card`` and the
+``tenant_*`` steps (a card whose interfaces carry
 tenant ``acme``). With ``--webhook URL``, ``push_send`` and ``push_crud``
 too. A failing step never stops the later ones.
 

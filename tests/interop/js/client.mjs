@@ -4,8 +4,8 @@
 //
 // The client is built the SDK's way: ClientFactory.createFromUrl(BASE_URL)
 // fetches /.well-known/agent-card.json and picks the card's interface for
-// the one transport factory it is given. Against an agent that echoes
-// messages and treats "slow N" as N seconds of work, it runs the steps
+// the one transport factory it is given. Against the interop agent
+// (tests/interop/agents.py: echo, "slow N", "ask", "reply", "boom") it runs the steps
 // public_card (the resolver), card (Client.getAgentCard), transport, send
 // (blocking), stream, get, list, cancel_submit / cancel / cancel_get and
 // error (GetTask on an unknown id), then get_history0, multi_turn ("ask" →
