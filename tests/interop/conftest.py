@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -227,7 +228,8 @@ def sdk_server() -> Iterator[SdkServer]:
     )
     try:
         assert proc.stdout is not None
-        line = proc.stdout.readline()  # blocks until READY (or the process dies)
+        ready, _, _ = select.select([proc.stdout], [], [], 30)  # READY or EOF, at most 30 s
+        line = proc.stdout.readline() if ready else ""
         match = re.match(r"READY grpc=(\d+) http=(\d+)", line)
         if not match:
             proc.kill()
