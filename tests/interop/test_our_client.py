@@ -324,3 +324,13 @@ async def test_error_message_to_unknown_task(client: A2AClient) -> None:
     with pytest.raises(A2AError) as info:
         await client.send_message("hello", task_id="no-such-task-" + new_id())
     assert info.value.code is ErrorCode.TASK_NOT_FOUND
+
+
+async def test_connect_follows_the_cards_order(sdk_server: SdkServer, binding: str) -> None:
+    """Allowed every binding but ``binding``, the client takes the first
+    interface of the card (order GRPC, JSONRPC, HTTP+JSON) it may use
+    (spec §8.3.2)."""
+    allowed = [b for b in BINDINGS if b != binding]
+    async with await A2AClient.connect(sdk_server.base_url, bindings=allowed) as c:
+        assert c.binding == allowed[0]
+        assert (await c.send_message("ordered")).task.status.state == pb.TASK_STATE_COMPLETED
