@@ -49,7 +49,7 @@ def _msg(text: str, task_id: str = "") -> pb.Message:
 # --- 1. fan-out -----------------------------------------------------------------------
 
 
-async def fanout(n_streams: int, channels: int = 20) -> dict[str, Any]:
+async def fanout(n_streams: int, channels: int = 20, wave: int = 500) -> dict[str, Any]:
     """Opens ``n_streams`` SubscribeToTask streams on one held task, completes the
     task, and measures memory and delivery time (see the module docstring)."""
     spec = ServerSpec(
@@ -72,6 +72,7 @@ async def fanout(n_streams: int, channels: int = 20) -> dict[str, Any]:
         rss0, cpu0 = server.rss_mb(), server.cpu_seconds()
         opened = 0
         all_open = asyncio.Event()
+        progress = asyncio.Event()  # set whenever a stream opened (or failed to)
         errors: list[str] = []
 
         async def subscriber(i: int) -> tuple[float, float]:
@@ -83,11 +84,12 @@ async def fanout(n_streams: int, channels: int = 20) -> dict[str, Any]:
                 async for ev in call:
                     n += 1
                     if n == 1:
-                        if ev.WhichOneof("payload") != "task":
-                            raise RuntimeError(f"first event is {ev.WhichOneof('payload')}")
                         opened += 1
+                        progress.set()
                         if opened == n_streams:
                             all_open.set()
+                        if ev.WhichOneof("payload") != "task":
+                            raise RuntimeError(f"first event is {ev.WhichOneof('payload')}")
                         continue
                     t = time.perf_counter()
                     if first_new != first_new:
@@ -96,15 +98,26 @@ async def fanout(n_streams: int, channels: int = 20) -> dict[str, Any]:
                         ev.status_update.status.state == pb.TASK_STATE_COMPLETED
                     ):
                         done = t
+            except grpc.aio.AioRpcError as exc:
+                errors.append(f"{exc.code().name} {exc.details()!r} after {n} events")
+                if n == 0:
+                    opened += 1  # do not wait for a stream that failed before opening
+                    progress.set()
+                    if opened == n_streams:
+                        all_open.set()
             except Exception as exc:
-                errors.append(f"{type(exc).__name__}: {exc}"[:200])
-                opened += 1  # do not wait for a stream that failed
-                if opened == n_streams:
-                    all_open.set()
+                errors.append(f"{type(exc).__name__}: {exc} after {n} events"[:200])
             return first_new, done
 
         t_open = time.perf_counter()
-        subs = [asyncio.create_task(subscriber(i)) for i in range(n_streams)]
+        # Open in waves: grpc-core cancels new calls beyond its pending-request queue
+        # (grpc.server.max_pending_requests, 1000 by default) when they arrive in one burst.
+        subs: list[asyncio.Task[tuple[float, float]]] = []
+        for lo in range(0, n_streams, wave):
+            subs += [asyncio.create_task(subscriber(i)) for i in range(lo, min(n_streams, lo + wave))]
+            while opened < len(subs):
+                progress.clear()
+                await progress.wait()
         await asyncio.wait_for(all_open.wait(), timeout=300)
         open_s = time.perf_counter() - t_open
         await asyncio.sleep(1.0)
@@ -122,6 +135,7 @@ async def fanout(n_streams: int, channels: int = 20) -> dict[str, Any]:
         return {
             "streams": n_streams,
             "channels": channels,
+            "wave": wave,
             "errors": len(errors) + (n_streams - len(dones)),
             "error_samples": sorted(set(errors))[:3],
             "final_state": pb.TaskState.Name(done_resp.task.status.state),
@@ -195,6 +209,34 @@ def _bulk_insert(db: Path, start: int, stop: int) -> float:
     return time.perf_counter() - t
 
 
+_SQL = {
+    "COUNT(*) all": "SELECT count(*) FROM a2a_tasks WHERE tenant = '' AND owner_user = ''",
+    "COUNT(*) one state": "SELECT count(*) FROM a2a_tasks WHERE tenant = '' AND owner_user = '' AND state = 6",
+    "page of 51, all": "SELECT data FROM a2a_tasks WHERE tenant = '' AND owner_user = ''"
+    " ORDER BY status_ts_ms DESC, id DESC LIMIT 51",
+    "page of 51, one state": "SELECT data FROM a2a_tasks WHERE tenant = '' AND owner_user = '' AND state = 6"
+    " ORDER BY status_ts_ms DESC, id DESC LIMIT 51",
+}
+
+
+def _time_sql(db: Path, n: int) -> list[dict[str, Any]]:
+    """The store's two statements per ListTasks timed alone in sqlite3 (median of 5):
+    shows whether the page or the COUNT for ``totalSize`` is what grows."""
+    con = sqlite3.connect(db)
+    try:
+        out = []
+        for name, sql in _SQL.items():
+            times = []
+            for _ in range(5):
+                t = time.perf_counter()
+                con.execute(sql).fetchall()
+                times.append(time.perf_counter() - t)
+            out.append({"tasks": n, "statement": name, "ms": 1e3 * statistics.median(times)})
+        return out
+    finally:
+        con.close()
+
+
 def _expected(n: int, *, context: str = "", state: int = 0) -> int:
     count = 0
     if context:
@@ -266,7 +308,9 @@ async def _time_queries(stub: pb_grpc.A2AServiceStub, n: int, seconds: float) ->
     return out
 
 
-async def list_tasks_scale(levels: list[int], seconds: float) -> list[dict[str, Any]]:
+async def list_tasks_scale(
+    levels: list[int], seconds: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Fills one SQLite store up to each level and times ListTasks against it."""
     from a2a_grpc.store import open_store
 
@@ -277,6 +321,7 @@ async def list_tasks_scale(levels: list[int], seconds: float) -> list[dict[str, 
     await store.open()  # creates the schema and indexes exactly as the server would
     await store.close()
     rows: list[dict[str, Any]] = []
+    sql_rows: list[dict[str, Any]] = []
     have = 0
     try:
         for level in levels:
@@ -298,12 +343,19 @@ async def list_tasks_scale(levels: list[int], seconds: float) -> list[dict[str, 
                     flush=True,
                 )
             rows += res
+            sql_rows += await asyncio.to_thread(_time_sql, db, level)
     finally:
         await asyncio.to_thread(shutil.rmtree, workdir, True)
-    return rows
+    return rows, sql_rows
 
 
-def render(info: dict[str, Any], fan: dict[str, Any] | None, lists: list[dict[str, Any]], label: str) -> str:
+def render(
+    info: dict[str, Any],
+    fan: dict[str, Any] | None,
+    lists: list[dict[str, Any]],
+    sql: list[dict[str, Any]],
+    label: str,
+) -> str:
     out = [
         "# a2a-grpc scale checks",
         "",
@@ -329,7 +381,9 @@ def render(info: dict[str, Any], fan: dict[str, Any] | None, lists: list[dict[st
             "",
             "Times run from sending the completing message to the moment the client (one core, reading"
             f" every stream over {fan['channels']} HTTP/2 connections) saw the event, so they include the"
-            " client's own cost.",
+            f" client's own cost. Streams are opened in waves of {fan['wave']}: grpc-core cancels new calls"
+            " beyond its pending-request queue (`grpc.server.max_pending_requests`, default 1000, hard"
+            " limit 3000) when thousands arrive in the same instant.",
         ]
         if fan["error_samples"]:
             out.append(f"Errors: {'; '.join(fan['error_samples'])}")
@@ -346,6 +400,18 @@ def render(info: dict[str, Any], fan: dict[str, Any] | None, lists: list[dict[st
             f" {r['calls']} | {r['errors']} |"
             for r in lists
         ]
+        if sql:
+            names = list(_SQL)
+            levels = sorted({r["tasks"] for r in sql})
+            ms = {(r["tasks"], r["statement"]): r["ms"] for r in sql}
+            out += [
+                "",
+                "The store's statements alone (sqlite3, no server; ms, median of 5):",
+                "",
+                "| stored tasks | " + " | ".join(names) + " |",
+                "|---:|" + "---:|" * len(names),
+            ]
+            out += [f"| {n:,} | " + " | ".join(f"{ms[(n, s)]:.2f}" for s in names) + " |" for n in levels]
         errs = [r for r in lists if r["errors"]]
         out += [f"- errors at {r['tasks']:,} / {r['query']}: {'; '.join(r['error_samples'])}" for r in errs]
     out.append("")
@@ -366,8 +432,8 @@ async def run_scale(args: argparse.Namespace) -> int:
         flush=True,
     )
     print("== ListTasks on SQLite", flush=True)
-    lists = await list_tasks_scale(levels, seconds=1.0 if args.quick else 2.0)
-    report = render(info, fan, lists, args.label)
+    lists, sql = await list_tasks_scale(levels, seconds=1.0 if args.quick else 2.0)
+    report = render(info, fan, lists, sql, args.label)
     out: Path = args.out or RESULTS / "scale.md"
     await asyncio.to_thread(out.write_text, report)
     print()
