@@ -277,7 +277,7 @@ class PushDispatcher:
             log.info("push: %d pending deliveries found at start", len(rows))
 
     async def _run(self) -> None:
-        while True:
+        while self._runner is not None:  # stop() clears it first
             self._wakeup.clear()
             try:
                 delay = await self._poll()
@@ -289,8 +289,11 @@ class PushDispatcher:
                 )
                 delay = self.poll_interval_seconds
             if delay > 0:
+                # asyncio.timeout, not wait_for: on 3.11 a stop() landing while
+                # wait_for tears down its inner task could leave stop() hanging.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wakeup.wait(), delay)
+                    async with asyncio.timeout(delay):
+                        await self._wakeup.wait()
 
     async def _poll(self) -> float:
         """Starts workers for due pairs; returns how long to sleep at most."""
