@@ -104,6 +104,7 @@ class _Execution:
     committed: asyncio.Event = field(default_factory=asyncio.Event)
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     cancel_reason: str | None = None  # "cancel" or "shutdown"
+    started: bool = False  # _drive is running (see _interrupt)
     push_configs: list[pb.TaskPushNotificationConfig] | None = None
     stream: Subscription | None = None  # the SendStreamingMessage caller's subscription
 
@@ -366,6 +367,9 @@ class RequestHandler:
         agen = aiter(self.executor.execute(ctx))
         try:
             try:
+                ex.started = True
+                if ex.cancel_reason:  # interrupted before it could start
+                    raise asyncio.CancelledError
                 async for event in agen:
                     await self._apply_whole(ex, event)
                     if ex.reply is not None or (ex.current and is_terminal(ex.current.task.status.state)):
@@ -394,7 +398,14 @@ class RequestHandler:
                         ex, pb.TASK_STATE_FAILED, "the server stopped while the task was working"
                     )
             elif ex.current is None and ex.reply is None:
-                ex.error = A2AError(ErrorCode.UNAVAILABLE, "the execution was stopped before it started")
+                if ex.cancel_reason == "cancel":
+                    ex.error = A2AError(
+                        ErrorCode.UNSUPPORTED_OPERATION,
+                        f"task {ex.task_id} was canceled before this message was processed",
+                        metadata={"taskId": ex.task_id},
+                    )
+                else:
+                    ex.error = A2AError(ErrorCode.UNAVAILABLE, "the execution was stopped before it started")
         except _Settled:
             pass
         except A2AError as err:
@@ -415,6 +426,16 @@ class RequestHandler:
                 self.bus.publish(ex.task_id, 0, pb.StreamResponse(), last=True)
             ex.committed.set()
             ex.settled.set()
+
+    def _interrupt(self, ex: _Execution, reason: str) -> None:
+        """Stops an execution (CancelTask, shutdown). An asyncio task
+        cancelled before its coroutine starts never runs it — not even its
+        ``finally`` — which would leave the task busy forever and its caller
+        waiting; such an execution is only flagged and stops itself when
+        :meth:`_drive` starts."""
+        ex.cancel_reason = reason
+        if ex.started and ex.runner is not None:
+            ex.runner.cancel()
 
     async def _apply_whole(self, ex: _Execution, event: object) -> None:
         """:meth:`_apply`, never interrupted halfway: cancelling the execution
@@ -766,8 +787,7 @@ class RequestHandler:
             if ex.cancel_reason is None:
                 # Only the first canceller interrupts: cancelling again would
                 # cut short the execution's own CANCELED write.
-                ex.cancel_reason = "cancel"
-                ex.runner.cancel()
+                self._interrupt(ex, "cancel")
             await asyncio.wait({ex.runner}, timeout=self.config.cancel_grace_seconds)
         for _attempt in range(5):
             stored = await self._get_task(req.id, call.owner)
@@ -983,8 +1003,7 @@ class RequestHandler:
             await asyncio.wait(runners, timeout=grace_seconds)
         for ex in list(self._running.values()):
             if ex.runner is not None and not ex.runner.done():
-                ex.cancel_reason = ex.cancel_reason or "shutdown"
-                ex.runner.cancel()
+                self._interrupt(ex, ex.cancel_reason or "shutdown")
         if runners:
             await asyncio.wait(runners, timeout=5.0)
         self.bus.close_all()

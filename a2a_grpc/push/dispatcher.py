@@ -245,16 +245,17 @@ class PushDispatcher:
         pending and are sent again after a restart) and closes the client.
         Idempotent."""
         runner, self._runner = self._runner, None
-        if runner is not None:
-            runner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await runner
-        workers = list(self._workers.values())
-        for task in workers:
+        tasks = [runner] if runner is not None else []
+        tasks += self._workers.values()
+        for task in tasks:
             task.cancel()
-        for task in workers:
-            with contextlib.suppress(asyncio.CancelledError):
+        for task in tasks:
+            try:
                 await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # stop() itself is being cancelled
         self._workers.clear()
         if self._session is not None:
             await self._session.close()

@@ -490,3 +490,18 @@ async def test_configs_of_any_tenant_and_user_are_delivered(
     await receiver.wait_for(lambda: len(receiver.hits) == 2)
     assert event_ids(receiver.hits) == ids
     assert d.stats["dropped"] == 0
+
+
+@pytest.mark.parametrize("yields", [0, 1, 2, 3])
+async def test_stop_never_hangs_when_a_wake_lands_with_it(dispatchers: Factory, yields: int) -> None:
+    from a2a_grpc.store.memory import InMemoryTaskStore
+
+    for _ in range(10):
+        d = dispatchers(InMemoryTaskStore(), poll_interval_seconds=5.0)
+        await d.start()
+        await asyncio.sleep(0.01)  # the loop sleeps, waiting for a wake
+        d.wake()
+        for _ in range(yields):
+            await asyncio.sleep(0)
+        async with asyncio.timeout(3):
+            await d.stop()
