@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import grpc
+import pytest
 
 from a2a_grpc.errors import ErrorCode
 from a2a_grpc.handler import HandlerConfig
@@ -121,3 +122,92 @@ async def test_slow_subscriber_is_closed(make_server, agent: ScriptedAgent) -> N
         assert "fell more than 4 events behind" in r.details
         assert 0 < len(got) < n, len(got)
         assert [int(e.artifact_update.artifact.parts[0].text[:8]) for e in got] == list(range(len(got)))
+
+
+async def test_cancel_racing_follow_up(stub, agent: ScriptedAgent) -> None:
+    """Cancel and a follow-up message race on an interrupted task: the
+    answers agree with the task's final state whichever wins."""
+    for i in range(6):
+        task = (await stub.SendMessage(msg("ask", message_id=f"ask-{i}"), metadata=VERSION_MD)).task
+
+        async def cancel(task_id: str = task.id) -> pb.Task | grpc.aio.AioRpcError:
+            try:
+                return await stub.CancelTask(pb.CancelTaskRequest(id=task_id), metadata=VERSION_MD)
+            except grpc.aio.AioRpcError as exc:
+                return exc
+
+        async def follow(task_id: str = task.id) -> pb.SendMessageResponse | grpc.aio.AioRpcError:
+            try:
+                return await stub.SendMessage(msg("fine", task_id=task_id), metadata=VERSION_MD)
+            except grpc.aio.AioRpcError as exc:
+                return exc
+
+        pair = (cancel(), follow()) if i % 2 else (follow(), cancel())
+        results = await asyncio.gather(*pair)
+        c, f = (results[0], results[1]) if i % 2 else (results[1], results[0])
+        final = await stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=VERSION_MD)
+        assert final.status.state in (pb.TASK_STATE_CANCELED, pb.TASK_STATE_COMPLETED)
+        if final.status.state == pb.TASK_STATE_CANCELED:
+            assert isinstance(c, pb.Task) and c == final
+            if isinstance(f, grpc.aio.AioRpcError):
+                assert error_of(f).code is ErrorCode.UNSUPPORTED_OPERATION
+            else:  # the follow-up's execution was the one canceled
+                assert f.task.status.state == pb.TASK_STATE_CANCELED
+        else:
+            assert isinstance(c, grpc.aio.AioRpcError)
+            assert error_of(c).code is ErrorCode.TASK_NOT_CANCELABLE
+            assert isinstance(f, pb.SendMessageResponse) and f.task == final
+
+
+async def test_subscribe_while_events_flow(server, stub, agent: ScriptedAgent) -> None:
+    """Subscribing in the middle of a burst: the snapshot plus the events
+    after it add up to exactly the final task (none missed, none repeated)."""
+    n = 150
+    task = (
+        await stub.SendMessage(msg(f"many {n} 16 burst", return_immediately=True), metadata=VERSION_MD)
+    ).task
+    await agent.started("burst").wait()
+    agent.gate("burst").set()
+    await asyncio.sleep(0)
+    subs = [
+        stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD) for _ in range(3)
+    ]
+    for sub in subs:
+        try:
+            first = await sub.read()
+        except grpc.aio.AioRpcError as exc:  # the burst already ended
+            assert error_of(exc).code is ErrorCode.UNSUPPORTED_OPERATION
+            continue
+        arts = first.task.artifacts
+        start = int(arts[0].parts[0].text[:8]) + 1 if arts else 0
+        rest = await read_all(sub)
+        indexes = [
+            int(e.artifact_update.artifact.parts[0].text[:8]) for e in rest if e.HasField("artifact_update")
+        ]
+        assert indexes == list(range(start, n)), (start, indexes[:5])
+        assert state_of(rest[-1]) == pb.TASK_STATE_COMPLETED
+
+
+@pytest.mark.parametrize("store_kind", ["memory"])
+async def test_cancel_before_execution_starts(server, stub) -> None:
+    """Regression: CancelTask reaching an execution whose asyncio task has
+    been created but has not run yet. (Cancelling such a task skips its body,
+    finally included: the task stayed busy forever and the message's caller
+    hung.) Driven in process so the interleaving is exact: with the memory
+    store nothing below yields to the event loop."""
+    from a2a_grpc.context import CallContext
+
+    task = (await stub.SendMessage(msg("ask"), metadata=VERSION_MD)).task
+    handler = server.handler
+    call = CallContext(method="/lf.a2a.v1.A2AService/SendMessage", protocol_version="1.0")
+    ex = await handler._start(msg("fine", task_id=task.id), call, stream=False)
+    assert ex.runner is not None and not ex.started
+    # Awaited directly: wait_for would wrap it in a task and let the runner start.
+    canceled = await handler.cancel_task(pb.CancelTaskRequest(id=task.id), call)
+    assert canceled.status.state == pb.TASK_STATE_CANCELED
+    await asyncio.wait_for(ex.settled.wait(), 5)
+    assert ex.error is not None and ex.error.code is ErrorCode.UNSUPPORTED_OPERATION
+    assert task.id not in handler._running
+    got = await stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=VERSION_MD)
+    assert got == canceled
+    assert [m.parts[0].text for m in got.history if m.role == pb.ROLE_USER] == ["ask"]
