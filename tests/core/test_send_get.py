@@ -11,7 +11,7 @@ from a2a_grpc.errors import ErrorCode
 from a2a_grpc.server import A2AServer
 from a2a_grpc.types import pb
 from tests.core.agents import ScriptedAgent
-from tests.core.helpers import VERSION_MD, msg, raises
+from tests.core.helpers import VERSION_MD, msg, raises, read_all
 
 
 async def test_blocking_waits_for_terminal(stub, agent: ScriptedAgent) -> None:
@@ -128,3 +128,40 @@ async def test_response_is_a_snapshot(server: A2AServer, stub) -> None:
     listed.tasks[0].artifacts.add().artifact_id = "injected"
     again = await stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=VERSION_MD)
     assert again == task
+
+
+async def test_timestamps_are_utc_milliseconds(stub) -> None:
+    """Status timestamps carry millisecond precision (spec §5.6.1) and are
+    close to now."""
+    import time
+
+    task = (await stub.SendMessage(msg("ask"), metadata=VERSION_MD)).task
+    ts = task.status.timestamp
+    assert ts.nanos % 1_000_000 == 0
+    assert abs(ts.seconds - time.time()) < 60
+    assert ts.ToJsonString().endswith("Z")
+
+
+async def test_many_concurrent_streams(stub) -> None:
+    """30 streams at once (SQLite has one writer at a time): every stream
+    sees its own task's events, complete and in order."""
+
+    async def one(i: int) -> list[pb.StreamResponse]:
+        return await read_all(
+            stub.SendStreamingMessage(msg("chunks 5", message_id=f"c-{i}"), metadata=VERSION_MD)
+        )
+
+    streams = await asyncio.gather(*(one(i) for i in range(30)))
+    ids = set()
+    for events in streams:
+        task_id = events[0].task.id
+        ids.add(task_id)
+        assert [e.artifact_update.artifact.parts[0].text for e in events[1:6]] == [f"c{i}" for i in range(5)]
+        assert all(e.artifact_update.task_id == task_id for e in events[1:6])
+        assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+    assert len(ids) == 30
+    listed = await stub.ListTasks(
+        pb.ListTasksRequest(page_size=100, include_artifacts=True), metadata=VERSION_MD
+    )
+    assert listed.total_size == 30
+    assert all([p.text for p in t.artifacts[0].parts] == [f"c{i}" for i in range(5)] for t in listed.tasks)
