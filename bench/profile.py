@@ -33,7 +33,7 @@ _AREAS = (
     ("a2a_grpc/", "a2a_grpc other"),
     ("gateway/codec.py", "gateway codec"),
     ("gateway/", "gateway other"),
-    ("google/protobuf/", "protobuf (python)"),
+    ("protobuf/", "protobuf (python: json_format, well-known types)"),
     ("sqlalchemy/", "sqlalchemy"),
     ("aiosqlite/", "aiosqlite"),
     ("aiohttp/", "aiohttp"),
@@ -118,7 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--by-line", action="store_true", help="keep line numbers (default: one entry per function)"
     )
+    ap.add_argument("--summarize", type=Path, help="only summarize an existing collapsed-stacks file")
     args = ap.parse_args(argv)
+    if args.summarize:
+        print(summarize(args.summarize.read_text(), args.top))
+        return 0
     pyspy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     pin_self()
     with contextlib.suppress(ImportError):

@@ -59,6 +59,7 @@ SERVERS: dict[str, ServerSpec] = {
         "bare-aiohttp", "ceiling", "bench.servers.bare_aiohttp", bindings=("jsonrpc", "rest")
     ),
 }
+CLIENT_BOUND_PCT = 85
 CEILING_FOR = {"grpc": "bare-grpc", "jsonrpc": "bare-aiohttp", "rest": "bare-aiohttp"}
 
 
@@ -243,7 +244,9 @@ def render(cells: list[Cell], info: dict[str, Any], args: argparse.Namespace, no
         ce = by.get((CEILING_FOR[b], b, m, c))
 
         def rps(x: Cell | None) -> str:
-            return _fmt(x.rps) if x else "–"
+            if x is None:
+                return "–"
+            return _fmt(x.rps) + (" †" if x.gen_cpu_pct >= CLIENT_BOUND_PCT else "")
 
         def p99(x: Cell | None) -> str:
             return _fmt(x.p99_ms, 1) if x else "–"
@@ -252,6 +255,10 @@ def render(cells: list[Cell], info: dict[str, Any], args: argparse.Namespace, no
             f"| {b} | {m} | {c} | {rps(om)} | {rps(osq)} | {rps(sm)} | {rps(ssq)} | {rps(ce)} |"
             f" {_ratio(om, sm)} | {_ratio(osq, ssq)} | {_ratio(om, ce)} | {p99(om)} | {p99(sm)} |"
         )
+    out += [
+        "",
+        f"† the load generator used ≥ {CLIENT_BOUND_PCT}% of its core: the figure is a lower bound (client-bound).",
+    ]
     out += [
         "",
         "## Server CPU per request (µs; the noise-robust view: ratios = how many times less CPU ours needs)",
@@ -328,6 +335,9 @@ def render(cells: list[Cell], info: dict[str, Any], args: argparse.Namespace, no
         " `loadgen CPU %` near 100 means the load generator is the bottleneck and the figure is a lower bound."
         " `CPU µs/req` is the least noise-sensitive figure on a shared machine.",
         "",
+        "Targets, the bounds behind them and the profiled hot spots: `bench/results/analysis.md`;"
+        " scale checks (`--scale`): `bench/results/scale.md`.",
+        "",
     ]
     return "\n".join(out)
 
@@ -357,6 +367,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--streams", type=int, help="--scale: SubscribeToTask streams (default 10000, quick 1000)"
     )
+    ap.add_argument("--render", type=Path, help="only re-render the report from a JSON written by a run")
     ap.add_argument("--no-pin", action="store_true", help="do not pin server and load generator to CPUs")
     args = ap.parse_args(argv)
     if args.quick:
@@ -456,8 +467,12 @@ def write_report(cells: list[Cell], info: dict[str, Any], notes: list[str], args
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report)
     json_path: Path = args.json or out.with_suffix(".json")
+    settings = {k: getattr(args, k) for k in ("warmup", "window", "windows", "text_size", "label")}
     json_path.write_text(
-        json.dumps({"machine": info, "notes": notes, "cells": [asdict(c) for c in cells]}, indent=1)
+        json.dumps(
+            {"machine": info, "settings": settings, "notes": notes, "cells": [asdict(c) for c in cells]},
+            indent=1,
+        )
     )
     print()
     print(report)
@@ -470,6 +485,15 @@ def main(argv: list[str] | None = None) -> int:
         import uvloop
 
         uvloop.install()
+    if args.render:
+        data = json.loads(args.render.read_text())
+        for k, v in data.get("settings", {}).items():
+            if k != "label" or not args.label:
+                setattr(args, k, v)
+        fields = set(Cell.__dataclass_fields__)
+        old = {"rss_start_mb": float("nan"), "tasks_stored": 0}  # absent from early runs
+        cells = [Cell(**{**old, **{k: v for k, v in c.items() if k in fields}}) for c in data["cells"]]
+        return write_report(cells, data["machine"], data["notes"], args)
     if args.scale:
         from bench.scale import run_scale
 
