@@ -303,7 +303,8 @@ class PushDispatcher:
             started = self._epoch
             now = time.time()
             groups: dict[_Pair, list[OutboxRecord]] = {}
-            for rec in await self._store.outbox_due(now, self.batch_size):
+            rows = await self._store.outbox_due(now, self.batch_size)
+            for rec in rows:
                 groups.setdefault((rec.entry.task_id, rec.entry.config_id), []).append(rec)
             for pair, recs in groups.items():
                 if pair in self._workers or self._finished.get(pair, 0) > started:
@@ -319,11 +320,22 @@ class PushDispatcher:
                     break  # a finishing worker wakes the loop
                 self._workers[pair] = asyncio.create_task(self._deliver_pair(pair, recs))
                 free -= 1
+            if len(rows) < self.batch_size:
+                # Every due row was read: a pair whose retry time has come but
+                # has no due row has nothing left (its config was deleted).
+                for pair in [
+                    p
+                    for p, (until, _) in self._parked.items()
+                    if until <= now and p not in groups and p not in self._workers
+                ]:
+                    del self._parked[pair]
             for pair in [p for p, e in self._finished.items() if e <= started]:
                 del self._finished[pair]
+        now = time.time()
         delay = self.poll_interval_seconds
-        if self._parked:
-            delay = min(delay, min(until for until, _ in self._parked.values()) - time.time())
+        upcoming = [until for until, _ in self._parked.values() if until > now]
+        if upcoming:
+            delay = min(delay, min(upcoming) - now)
         return max(delay, 0.0)
 
     async def _defer(self, recs: Sequence[OutboxRecord], until: float) -> None:

@@ -505,3 +505,32 @@ async def test_stop_never_hangs_when_a_wake_lands_with_it(dispatchers: Factory, 
             await asyncio.sleep(0)
         async with asyncio.timeout(3):
             await d.stop()
+
+
+async def test_deleting_a_config_whose_event_waits_for_a_retry_leaves_the_loop_idle(
+    store: TaskStore, receiver: Receiver, dispatchers: Factory
+) -> None:
+    task_id = await new_task(store)
+    cfg_id = await add_config(store, task_id, receiver.url("/retry-then-gone"))
+    receiver.always["/retry-then-gone"] = (503, {"Retry-After": "1"})
+    calls = 0
+    real_due = store.outbox_due
+
+    async def counting_due(now: float, limit: int) -> Any:
+        nonlocal calls
+        calls += 1
+        return await real_due(now, limit)
+
+    store.outbox_due = counting_due  # type: ignore[method-assign]
+    d = dispatchers(store, max_backoff_seconds=5.0, poll_interval_seconds=0.1)
+    await d.start()
+    await emit(store, task_id, n=1)
+    d.wake()
+    await receiver.wait_for(lambda: len(receiver.hits) == 1)
+    assert await store.delete_push_config(OWNER, task_id, cfg_id)
+    await asyncio.sleep(1.5)  # past the retry time: nothing left to send
+    calls_before = calls
+    await asyncio.sleep(0.5)
+    assert calls - calls_before < 20, "the delivery loop spins"
+    assert len(receiver.hits) == 1
+    assert not d._parked
