@@ -111,6 +111,17 @@ async def test_tasks_are_per_tenant(stub) -> None:
     with raises(ErrorCode.TASK_NOT_FOUND):
         await stub.GetTask(pb.GetTaskRequest(id=task.id, tenant="other"), metadata=VERSION_MD)
     assert (await stub.ListTasks(pb.ListTasksRequest(tenant="other"), metadata=VERSION_MD)).total_size == 0
+    with raises(ErrorCode.TASK_NOT_FOUND):
+        await stub.CancelTask(pb.CancelTaskRequest(id=task.id, tenant="other"), metadata=VERSION_MD)
+    with raises(ErrorCode.TASK_NOT_FOUND):
+        await read_all(
+            stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id, tenant="other"), metadata=VERSION_MD)
+        )
+    req = msg("more", task_id=task.id)
+    req.tenant = "other"
+    with raises(ErrorCode.TASK_NOT_FOUND):
+        await stub.SendMessage(req, metadata=VERSION_MD)
+    assert await stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=VERSION_MD) == task
 
 
 async def test_response_is_a_snapshot(server: A2AServer, stub) -> None:
