@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,9 +17,10 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from sqlalchemy.exc import SQLAlchemyError
 
 from a2a_grpc.context import Owner
-from a2a_grpc.store import TaskStore, open_store
+from a2a_grpc.store import InMemoryTaskStore, SqlTaskStore, TaskStore
 from a2a_grpc.store.base import OutboxEntry
 from a2a_grpc.types import new_id, now_timestamp, pb
 
@@ -99,14 +102,28 @@ async def receiver() -> AsyncIterator[Receiver]:
         await runner.cleanup()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+PG_URL = os.environ.get("A2A_GRPC_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
-    url = "memory" if request.param == "memory" else f"sqlite:///{tmp_path / 'push.db'}"
-    s = open_store(url)
-    await s.open()
+    """An opened, empty store of each backend (PostgreSQL: own tables, dropped after)."""
+    s: TaskStore
+    if request.param == "memory":
+        s = InMemoryTaskStore()
+    elif request.param == "sqlite":
+        s = SqlTaskStore(f"sqlite:///{tmp_path / 'push.db'}")
+    else:
+        s = SqlTaskStore(PG_URL, table_prefix=f"push_{uuid.uuid4().hex[:10]}_")
+    try:
+        await s.open()
+    except (OSError, SQLAlchemyError) as exc:
+        pytest.skip(f"PostgreSQL at {PG_URL} is not reachable: {exc}")
     try:
         yield s
     finally:
+        if isinstance(s, SqlTaskStore) and request.param == "postgresql":
+            await s.drop_all()
         await s.close()
 
 
