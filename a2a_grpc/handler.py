@@ -28,6 +28,7 @@ from typing import Protocol
 
 from google.protobuf import empty_pb2
 from google.protobuf.message import Message as ProtoMessage
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from a2a_grpc.context import CallContext, Owner
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
@@ -122,6 +123,18 @@ def _trim(task: pb.Task, history_length: int | None, *, include_artifacts: bool 
     if not include_artifacts:
         del out.artifacts[:]
     return out
+
+
+def _received_at(first: object) -> Timestamp:
+    """When an execution's first event was made: the task is stored "at" that
+    instant, so the status it is stored with never postdates the agent's first
+    status update (timestamps of one task never go backwards)."""
+    now = now_timestamp()
+    if isinstance(first, pb.TaskStatusUpdateEvent) and first.status.HasField("timestamp"):
+        ts = first.status.timestamp
+        if (ts.seconds, ts.nanos) < (now.seconds, now.nanos):
+            return ts
+    return now
 
 
 def _status_event(task: pb.Task) -> pb.StreamResponse:
@@ -338,12 +351,18 @@ class RequestHandler:
         ex = await self._start(req, call, stream=True)
         sub = ex.stream
         assert sub is not None
+        cfg = req.configuration
+        hl = cfg.history_length if cfg.HasField("history_length") else None
         try:
             async for _version, event in sub:
                 kind = event.WhichOneof("payload")
                 if kind is None:  # the execution ended before storing anything
                     break
-                yield event
+                if kind == "task" and hl is not None:
+                    # historyLength bounds every Task returned (spec §3.2.4).
+                    yield pb.StreamResponse(task=_trim(event.task, hl))
+                else:
+                    yield event
                 if kind == "message":
                     return
                 state = (
@@ -512,7 +531,7 @@ class RequestHandler:
         if event.context_id and event.context_id != ex.context_id:
             raise self._invalid(f"event contextId {event.context_id} differs from the task's {ex.context_id}")
         if ex.current is None:
-            await self._commit(ex, event if isinstance(event, pb.Task) else None)
+            await self._commit(ex, event if isinstance(event, pb.Task) else None, _received_at(event))
             if isinstance(event, pb.Task):
                 return
         assert ex.current is not None
@@ -584,14 +603,15 @@ class RequestHandler:
         if not msg.message_id:
             msg.message_id = new_id()
 
-    async def _commit(self, ex: _Execution, first: pb.Task | None) -> None:
+    async def _commit(self, ex: _Execution, first: pb.Task | None, at: Timestamp) -> None:
         """Stores the task when the execution's first event arrives: a new
         task is created (SUBMITTED, the message in its history); an existing
-        one gets the message appended and becomes SUBMITTED again."""
+        one gets the message appended and becomes WORKING again (interrupted →
+        active, spec §9.2). Its status is stamped ``at``."""
         if ex.existing is None:
             task = pb.Task(id=ex.task_id, context_id=ex.context_id)
             task.status.state = pb.TASK_STATE_SUBMITTED
-            task.status.timestamp.CopyFrom(now_timestamp())
+            task.status.timestamp.CopyFrom(at)
             task.history.append(ex.message)
             if first is not None:
                 if first.status.state != pb.TASK_STATE_UNSPECIFIED:
@@ -609,12 +629,7 @@ class RequestHandler:
             except TaskExistsError as exc:  # a uuid4 collision: practically impossible
                 raise A2AError(ErrorCode.INTERNAL, "task id collision") from exc
             ex.current = StoredTask(task, version)
-            if ex.push_config is not None:
-                ex.push_config.task_id = ex.task_id
-                ex.push_config.tenant = ex.owner.tenant
-                if not ex.push_config.id:
-                    ex.push_config.id = new_id()
-                await self.store.put_push_config(ex.owner, ex.push_config)
+            await self._save_inline_push_config(ex)
             ex.push_configs = [ex.push_config] if ex.push_config is not None else []
             outbox = self._outbox(ex, version, pb.StreamResponse(task=task))
             if outbox:
@@ -633,18 +648,14 @@ class RequestHandler:
                 raise _Settled
             task.history.append(ex.message)
             task.status.Clear()
-            task.status.state = pb.TASK_STATE_SUBMITTED
-            task.status.timestamp.CopyFrom(now_timestamp())
+            # Interrupted → active again: the agent is working on the reply.
+            task.status.state = pb.TASK_STATE_WORKING
+            task.status.timestamp.CopyFrom(at)
             if first is not None and first.status.state != pb.TASK_STATE_UNSPECIFIED:
                 task.status.CopyFrom(first.status)
                 if not task.status.HasField("timestamp"):
                     task.status.timestamp.CopyFrom(now_timestamp())
-            if ex.push_config is not None:
-                ex.push_config.task_id = ex.task_id
-                ex.push_config.tenant = ex.owner.tenant
-                if not ex.push_config.id:
-                    ex.push_config.id = new_id()
-                await self.store.put_push_config(ex.owner, ex.push_config)
+            await self._save_inline_push_config(ex)
             ex.push_configs = await self._load_push_configs(ex)
             outbox = self._outbox(ex, stored.version + 1, pb.StreamResponse(task=task))
             try:
@@ -659,6 +670,16 @@ class RequestHandler:
             ex.current = StoredTask(task, version)
         ex.committed.set()
         self.bus.publish(ex.task_id, ex.current.version, pb.StreamResponse(task=ex.current.task))
+
+    async def _save_inline_push_config(self, ex: _Execution) -> None:
+        """Stores the webhook given in SendMessageConfiguration for this task."""
+        if ex.push_config is None:
+            return
+        ex.push_config.task_id = ex.task_id
+        ex.push_config.tenant = ex.owner.tenant
+        if not ex.push_config.id:
+            ex.push_config.id = new_id()
+        await self.store.put_push_config(ex.owner, ex.push_config)
 
     async def _load_push_configs(self, ex: _Execution) -> list[pb.TaskPushNotificationConfig]:
         if self.push is None or not self.card.capabilities.push_notifications:

@@ -31,11 +31,27 @@ async def test_stream_task_then_updates_in_order(stub) -> None:
 async def test_stream_ends_at_interrupted(stub) -> None:
     events = await read_all(stub.SendStreamingMessage(msg("ask"), metadata=VERSION_MD))
     assert [state_of(e) for e in events] == [pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_INPUT_REQUIRED]
-    # The follow-up continues the same task on a new stream, to its end.
+    # The follow-up continues the same task on a new stream, to its end: the
+    # task is active again (WORKING, spec §9.2) and its timestamps never go back.
     task_id = events[0].task.id
     more = await read_all(stub.SendStreamingMessage(msg("yes", task_id=task_id), metadata=VERSION_MD))
-    assert more[0].task.id == task_id and more[0].task.status.state == pb.TASK_STATE_SUBMITTED
+    assert more[0].task.id == task_id and more[0].task.status.state == pb.TASK_STATE_WORKING
     assert state_of(more[-1]) == pb.TASK_STATE_COMPLETED
+    for stream in (events, more):
+        first = stream[0].task.status.timestamp.ToNanoseconds()
+        updates = [
+            e.status_update.status.timestamp.ToNanoseconds()
+            for e in stream[1:]
+            if e.HasField("status_update")
+        ]
+        assert updates and all(first <= t for t in updates)
+
+
+async def test_stream_history_length_bounds_the_task_event(stub) -> None:
+    req = msg("echo hi")
+    req.configuration.history_length = 0
+    events = await read_all(stub.SendStreamingMessage(req, metadata=VERSION_MD))
+    assert events[0].WhichOneof("payload") == "task" and len(events[0].task.history) == 0
 
 
 async def test_stream_message_only(stub) -> None:
