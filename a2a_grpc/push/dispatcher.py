@@ -86,6 +86,8 @@ _Pair = tuple[str, str]  # (task_id, config_id)
 
 # Pending rows read once at start() to learn which pairs wait on a retry.
 _RECOVERY_SCAN_LIMIT = 10_000
+# bytes of a webhook's answer read before the connection is released
+_MAX_ANSWER_BYTES = 64 * 1024
 # far enough in the future to read every pending row, finite for every SQL backend
 _FOREVER_SECONDS = 1e9
 
@@ -460,6 +462,9 @@ class PushDispatcher:
             ) as resp:
                 status = resp.status
                 retry_after = resp.headers.get("Retry-After")
+                # A short answer is read so the connection can be reused; a
+                # longer one is not waited for (the connection is closed).
+                await resp.content.read(_MAX_ANSWER_BYTES)
         except BlockedAddressError as err:
             return self._dead(f"refused by the SSRF guard at delivery: {err}"), host
         except aiohttp.ClientConnectorDNSError as err:
