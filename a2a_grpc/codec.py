@@ -1,4 +1,7 @@
-"""Every ProtoJSON setting of the gateway, in one place.
+"""Every ProtoJSON setting of a2a-grpc, in one place.
+
+The gateway (JSON-RPC, HTTP+JSON, the Agent Card), the client, the CLI and push
+delivery all encode and decode A2A messages through this module.
 
 Output (spec §5.5, §5.6.1, §5.7; design.md "empty-but-required JSON"):
 
@@ -31,7 +34,7 @@ from google.protobuf import descriptor, json_format, message, message_factory
 
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 
-__all__ = ["dumps", "loads", "message_class", "parse", "to_dict", "to_json"]
+__all__ = ["dumps", "json_value", "loads", "message_class", "parse", "to_dict", "to_json"]
 
 M = TypeVar("M", bound=message.Message)
 
@@ -204,6 +207,12 @@ def to_dict(msg: message.Message) -> dict[str, Any]:
         return out
     _fix(out, _plan(desc))
     return out
+
+
+def json_value(value: message.Message) -> Any:
+    """The plain Python value of a ``google.protobuf.Value``/``Struct``/
+    ``ListValue`` (whole numbers as ``int``), e.g. a data part's content."""
+    return _whole(json_format.MessageToDict(value))
 
 
 def dumps(obj: Any) -> str:

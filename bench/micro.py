@@ -5,8 +5,8 @@
 - ``RequestHandler.send_message`` with the echo agent on the in-memory and the SQLite
   store (the core alone: validation, execution task, store writes, fan-out);
 - ``RequestHandler.get_task`` (in-memory);
-- the ProtoJSON codec on the SendMessage answer (``gateway.codec.to_dict`` +
-  ``json.dumps``) and on the request (``json.loads`` + ``gateway.codec.parse``);
+- the ProtoJSON codec on the SendMessage answer (``a2a_grpc.codec.to_dict`` +
+  ``json.dumps``) and on the request (``json.loads`` + ``a2a_grpc.codec.parse``);
 - protobuf binary encode/decode of the same messages (what gRPC pays).
 
 Subtracting these from the per-request server CPU of the matrix (``CPU µs/req``)
@@ -32,7 +32,7 @@ from a2a_grpc.context import CallContext
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.store import open_store
 from a2a_grpc.types import pb
-from gateway import codec
+from a2a_grpc import codec
 
 _SEND = "/lf.a2a.v1.A2AService/SendMessage"
 _GET = "/lf.a2a.v1.A2AService/GetTask"

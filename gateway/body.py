@@ -12,8 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc import codec
 from a2a_grpc.errors import A2AError, ErrorCode
-from gateway import codec
 
 __all__ = ["JSON_TYPES", "MAX_BODY_KEY", "check_content_type", "read_json"]
 

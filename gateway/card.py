@@ -19,8 +19,8 @@ from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc import codec
 from a2a_grpc.errors import A2AError, ErrorCode
-from gateway import codec
 from gateway.rest import error_response
 
 __all__ = ["CardEndpoint", "etag_matches"]

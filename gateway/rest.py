@@ -21,8 +21,8 @@ from typing import Any
 from aiohttp import web
 from google.rpc import status_pb2
 
+from a2a_grpc import codec
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
-from gateway import codec
 from gateway.body import read_json
 from gateway.context import GatewayContext
 from gateway.errors import GatewayAbort, rest_error, status_of

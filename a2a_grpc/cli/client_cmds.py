@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
-from google.protobuf import json_format
 from google.protobuf import message as _message
 from rich.console import Console
 from rich.json import JSON
 from rich.markup import escape
 from rich.table import Table
 
+from a2a_grpc import codec
 from a2a_grpc.client import A2AClient, StreamTruncatedError
 from a2a_grpc.client.card import BINDINGS, fetch_card
 from a2a_grpc.errors import A2AError
@@ -184,8 +184,8 @@ def run(coro: Awaitable[T]) -> T:
 
 
 def print_json(opts: Options, msg: _message.Message, *, compact: bool = False) -> None:
-    data = json_format.MessageToDict(msg)
-    click.echo(json.dumps(data, separators=(",", ":")) if compact else json.dumps(data, indent=2))
+    data = codec.to_dict(msg)
+    click.echo(codec.dumps(data) if compact else json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def state_text(state: int) -> str:
@@ -203,7 +203,7 @@ def render_parts(out: Console, parts: Iterable[pb.Part], indent: str = "") -> No
         if kind == "text":
             out.print(indent + escape(part.text) if indent else escape(part.text))
         elif kind == "data":
-            value = json_format.MessageToDict(part.data)
+            value = codec.json_value(part.data)
             findings = value.get("findings") if isinstance(value, dict) else None
             if isinstance(findings, list):
                 out.print(findings_table(findings))

@@ -7,10 +7,10 @@ import json
 import pytest
 from google.protobuf import timestamp_pb2
 
+from a2a_grpc import codec
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.executor import data_part, file_part, text_part
 from a2a_grpc.types import pb
-from gateway import codec
 
 
 def _ts(seconds: int, nanos: int) -> timestamp_pb2.Timestamp:

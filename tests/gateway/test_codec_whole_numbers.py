@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from a2a_grpc.codec import to_json
 from a2a_grpc.executor import data_part
 from a2a_grpc.types import pb
-from gateway.codec import to_json
 
 
 def test_integral_numbers_in_data_parts_are_written_as_integers() -> None:
