@@ -338,3 +338,26 @@ async def test_server_restart_with_pending_deliveries(
     assert versions == sorted(versions)
     assert sent_before <= set(order)
     assert second.server.push is not None
+
+
+async def test_a_hanging_webhook_does_not_hold_up_the_task(
+    make_harness: MakeHarness, receiver: Receiver
+) -> None:
+    """Delivery runs beside execution: the task completes while the webhook
+    still sits on the first notification (later ones wait behind it)."""
+    receiver.delay["/hang"] = 3.0
+    h = await make_harness()
+    task_id = await h.start_task(
+        task_push_notification_config=pb.TaskPushNotificationConfig(url=receiver.url("/hang"))
+    )
+    await receiver.wait_for(lambda: len(receiver.hits) == 1)  # the webhook is now stuck
+    h.agent.gate(task_id).set()
+    for _ in range(200):
+        task = await h.stub.GetTask(pb.GetTaskRequest(id=task_id), metadata=MD)
+        if task.status.state == pb.TASK_STATE_COMPLETED:
+            break
+        await asyncio.sleep(0.01)
+    assert task.status.state == pb.TASK_STATE_COMPLETED
+    assert len(receiver.hits) == 1  # completed before the webhook answered even once
+    del receiver.delay["/hang"]
+    await receiver.wait_for(lambda: len(receiver.hits) >= 6)
