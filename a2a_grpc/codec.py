@@ -162,13 +162,15 @@ _MAX_EXACT = 2**53
 
 
 def _whole(value: Any) -> Any:
-    """``value`` with integral floats written as integers: protobuf keeps every
+    """``value`` with integral floats written as integers (protobuf keeps every
     JSON number of a Struct/Value as a double, which json would print as
-    ``18.0`` — a client sent ``18`` and should get ``18`` back."""
+    ``18.0`` — a client sent ``18`` and should get ``18`` back) and object keys
+    in sorted order."""
     if isinstance(value, float):
         return int(value) if value.is_integer() and -_MAX_EXACT <= value <= _MAX_EXACT else value
     if isinstance(value, dict):
-        return {k: _whole(v) for k, v in value.items()}
+        # A Struct is a map: protobuf keeps no key order, so write a stable one.
+        return {k: _whole(value[k]) for k in sorted(value)}
     if isinstance(value, list):
         return [_whole(v) for v in value]
     return value

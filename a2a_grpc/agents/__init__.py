@@ -4,12 +4,17 @@
 or ``package.module:attribute``, where the attribute is an
 :class:`~a2a_grpc.executor.AgentExecutor` instance, or a class or zero-argument
 callable returning one. The executor must have a ``card`` attribute
-(``pb.AgentCard`` without ``supported_interfaces``).
+(``pb.AgentCard`` without ``supported_interfaces``). Modules are imported
+from the Python path, which includes the current directory (as for
+``python -m``), so ``--agent examples.my_agent:WordCountAgent`` works from the
+repository root.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 
 from a2a_grpc.executor import AgentExecutor
 
@@ -32,6 +37,9 @@ def load_agent(spec: str) -> AgentExecutor:
         raise ValueError(
             f"unknown agent {spec!r}: use one of {', '.join(sorted(BUILTIN_AGENTS))} or package.module:attribute"
         )
+    if spec not in BUILTIN_AGENTS and "" not in sys.path and os.getcwd() not in sys.path:
+        # Like `python -m` and uvicorn: modules of the current directory load.
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

@@ -87,7 +87,8 @@ def _default_store() -> str:
     default=None,
     envvar="A2A_GRPC_STORE",
     show_envvar=True,
-    help="memory, sqlite:///PATH or postgresql://... [default: sqlite under ./data]",
+    help="memory, sqlite:///PATH or postgresql://... "
+    "[default: sqlite:///DATA_DIR/a2a-grpc.db, DATA_DIR being $A2A_GRPC_DATA_DIR or ./data]",
 )
 @click.option(
     "--interfaces",

@@ -1,7 +1,7 @@
 """The README's "write your own agent" example stays true: ``examples.my_agent:WordCountAgent``
 loads by the name the README gives ``--agent``, serves over gRPC, JSON-RPC and HTTP+JSON
 from a real A2AServer, streams a WORKING status and returns the ``word-count`` artifact; and
-the README's serve command (``PYTHONPATH=. a2a-grpc serve --agent ...``) starts it."""
+the README's serve command (``a2a-grpc serve --agent ...``) starts it."""
 
 from __future__ import annotations
 
@@ -66,14 +66,14 @@ async def test_word_count_streams_status_then_artifact(server: A2AServer) -> Non
 
 
 async def test_readme_serve_command_serves_the_agent() -> None:
-    """``PYTHONPATH=. a2a-grpc serve --agent examples.my_agent:WordCountAgent`` from the repo root."""
+    """``a2a-grpc serve --agent examples.my_agent:WordCountAgent`` from the repo root, no PYTHONPATH."""
     exe = Path(sys.executable).with_name("a2a-grpc")
     args = ["serve", "--agent", AGENT, "--store", "memory", "--grpc-port", "0", "--http-port", "0"]
     proc = await asyncio.create_subprocess_exec(
         exe,
         *args,
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": "."},
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
