@@ -433,11 +433,12 @@ def _parse_diff(texts: Iterable[str]) -> PatchSet:
     try:
         patch = PatchSet(joined)
     except UnidiffParseError as exc:
+        # unidiff quotes the offending line with its line break ("... @@ -1,3 +1,4 @@\n"): strip it.
         raise _Failed(
-            f"The diff could not be parsed: {exc}. Send a complete unified diff (`git diff`)."
+            f"The diff could not be parsed: {str(exc).strip()}. Send a complete unified diff (`git diff`)."
         ) from exc
     except (UnicodeError, ValueError) as exc:
-        raise _Failed(f"The diff could not be parsed: {exc}.") from exc
+        raise _Failed(f"The diff could not be parsed: {str(exc).strip()}.") from exc
     if len(patch) == 0:
         raise _Failed(_no_headers_message())
     for patched in patch:

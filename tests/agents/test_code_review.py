@@ -182,7 +182,19 @@ async def test_malformed_diff_fails_the_task(agent: CodeReviewAgent, diff: str, 
     assert event.status.state == pb.TASK_STATE_FAILED
     message = status_text(event)
     assert "could not be parsed" in message and reason in message
+    assert "\n" not in message, message
     assert not artifacts(events)
+
+
+async def test_malformed_diff_message_is_one_line(agent: CodeReviewAgent) -> None:
+    """unidiff ends its error with the offending line and its line break; the message must not."""
+    events = await run(agent, make_ctx(user_message(text_part("@@ -1,3 +1,4 @@\ngarbage"))))
+    (event,) = statuses(events)
+    assert event.status.state == pb.TASK_STATE_FAILED
+    assert status_text(event) == (
+        "The diff could not be parsed: Unexpected hunk found: @@ -1,3 +1,4 @@. "
+        "Send a complete unified diff (`git diff`)."
+    )
 
 
 @pytest.mark.parametrize(
