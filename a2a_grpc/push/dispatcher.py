@@ -474,7 +474,8 @@ class PushDispatcher:
         except TimeoutError:
             return self._retry(attempt, f"timed out after {self.timeout_seconds:g}s"), host
         except (aiohttp.ClientError, OSError) as err:
-            return self._retry(attempt, f"{type(err).__name__}: {_short(str(err))}"), host
+            # the type only: some aiohttp errors print the URL (with its query)
+            return self._retry(attempt, f"transport error ({type(err).__name__})"), host
         if 200 <= status < 300:
             return _Outcome("delivered", time.time()), host
         if status in (408, 429) or status >= 500:
