@@ -104,8 +104,8 @@ class PushDispatcher:
 
     ``allow`` extends the SSRF allow-list (CIDRs, addresses, host names,
     ``*.suffix``; ValueError for anything else). ``timeout_seconds`` bounds
-    one POST (connect + send + response headers; spec §13.2 suggests 10–30
-    s). ``max_attempts`` counts every POST of one event, the first included.
+    one POST, from resolving the host to reading the answer (spec §13.2
+    suggests 10–30 s). ``max_attempts`` counts every POST of one event, the first included.
     Backoff bounds are in seconds. ``max_concurrency`` bounds the pairs
     (task, config) delivered at once and the open connections.
     ``poll_interval_seconds`` is how often the outbox is read without a
