@@ -35,7 +35,7 @@ from a2a_grpc.client import A2AClient, StreamTruncatedError
 from a2a_grpc.client.card import BINDINGS, fetch_card
 from a2a_grpc.errors import A2AError
 from a2a_grpc.executor import data_part, file_part
-from a2a_grpc.types import is_terminal, pb
+from a2a_grpc.types import pb
 
 __all__ = ["register"]
 
@@ -161,7 +161,8 @@ def _fail(reason: str, message: str, details: Iterable[str] = ()) -> NoReturn:
     err = make_console(stderr=True)
     err.print(f"[bold red]error:[/] {escape(reason)}: {escape(message)}")
     for line in details:
-        err.print(f"  {escape(line)}")
+        if line not in message:  # a field violation is often the message itself
+            err.print(f"  {escape(line)}")
     sys.exit(EXIT_A2A_ERROR)
 
 
@@ -195,80 +196,187 @@ def state_text(state: int) -> str:
 
 
 # -------------------------------------------------------------------- rendering
-def render_parts(out: Console, parts: Iterable[pb.Part], indent: str = "") -> None:
-    """Text parts as text, data parts as pretty JSON (a ``findings`` list as
-    a table), files by name, media type and size."""
-    for part in parts:
-        kind = part.WhichOneof("content")
-        if kind == "text":
-            out.print(indent + escape(part.text) if indent else escape(part.text))
-        elif kind == "data":
-            value = codec.json_value(part.data)
-            findings = value.get("findings") if isinstance(value, dict) else None
-            if isinstance(findings, list):
-                out.print(findings_table(findings))
-                rest = {k: v for k, v in value.items() if k != "findings"}
-                if rest:
-                    out.print(JSON.from_data(rest))
-            else:
-                out.print(JSON.from_data(value))
-        elif kind == "raw":
-            label = f"[file {part.filename or 'file'}, {part.media_type or '?'}, {len(part.raw)} bytes]"
-            out.print(f"{indent}[dim]{escape(label)}[/]")
-        elif kind == "url":
-            label = f"[file {part.url}, {part.media_type or '?'}]"
-            out.print(f"{indent}[dim]{escape(label)}[/]")
+def _texts(parts: Iterable[pb.Part]) -> str:
+    return "\n".join(p.text for p in parts if p.WhichOneof("content") == "text").strip()
+
+
+def _adds_something(value: Any) -> bool:
+    return value not in (None, "", [], {})
+
+
+class Renderer:
+    """Human output of tasks, messages and artifacts, saying each thing once.
+
+    ``shown`` collects the texts already printed (status messages, summaries),
+    so that a data key or a text part that only repeats one of them is left
+    out: the code-review agent puts its summary in the final status message,
+    in the data part's ``summary`` and as the first line of a plain-text
+    rendition of the findings, and the user sees it once. ``--json`` output
+    never goes through here and always carries everything.
+    """
+
+    def __init__(self, out: Console, url: str) -> None:
+        self.out = out
+        self.url = url
+        self.shown: set[str] = set()
+        self.seen_artifacts: set[str] = set()
+
+    def _said(self, text: str) -> bool:
+        return text.strip() in self.shown
+
+    def _print_text(self, text: str, indent: str) -> None:
+        self.shown.add(text.strip())
+        self.out.print(textwrap_indent(escape(text), indent))
+
+    def parts(self, parts: Sequence[pb.Part], indent: str = "") -> None:
+        """Text parts as text, data parts as pretty JSON (a ``findings`` list
+        as a table), files by name, media type and size."""
+        summaries = [
+            v["summary"]
+            for v in (codec.json_value(p.data) for p in parts if p.WhichOneof("content") == "data")
+            if isinstance(v, dict)
+            and isinstance(v.get("findings"), list)
+            and isinstance(v.get("summary"), str)
+        ]
+        for part in parts:
+            kind = part.WhichOneof("content")
+            if kind == "text":
+                text = part.text.strip()
+                # The plain-text form of a findings data part starts with its summary: the table shows it.
+                if self._said(text) or any(text.startswith(s) for s in summaries if s):
+                    continue
+                self._print_text(part.text, indent)
+            elif kind == "data":
+                self._data(codec.json_value(part.data), indent)
+            elif kind == "raw":
+                label = f"[file {part.filename or 'file'}, {part.media_type or '?'}, {len(part.raw)} bytes]"
+                self.out.print(f"{indent}[dim]{escape(label)}[/]")
+            elif kind == "url":
+                label = f"[file {part.url}, {part.media_type or '?'}]"
+                self.out.print(f"{indent}[dim]{escape(label)}[/]")
+
+    def _data(self, value: Any, indent: str) -> None:
+        findings = value.get("findings") if isinstance(value, dict) else None
+        if not isinstance(findings, list):
+            self.out.print(JSON.from_data(value))
+            return
+        self.out.print(findings_table(findings))
+        rest = {k: v for k, v in value.items() if k != "findings" and _adds_something(v)}
+        summary = rest.pop("summary", None)
+        if isinstance(summary, str):
+            if not self._said(summary):
+                self._print_text(summary, indent)
+        elif summary is not None:
+            rest["summary"] = summary
+        skipped = rest.pop("skipped", None)
+        if isinstance(skipped, list) and all(isinstance(s, dict) and "file" in s for s in skipped):
+            said = "\n".join(self.shown)
+            if not all(str(s["file"]) in said for s in skipped):
+                listed = ", ".join(f"{s['file']} ({s.get('reason', 'skipped')})" for s in skipped)
+                self._print_text(f"skipped: {listed}", indent)
+        elif skipped is not None:
+            rest["skipped"] = skipped
+        if rest:
+            self.out.print(JSON.from_data(rest))
+
+    def message(self, msg: pb.Message) -> None:
+        role = pb.Role.Name(msg.role).removeprefix("ROLE_").lower()
+        self.out.print(f"[bold]{role}:[/]")
+        self.parts(msg.parts, indent="  ")
+
+    def artifact(self, artifact: pb.Artifact, *, header: bool = True) -> None:
+        if header:
+            title = artifact.name or artifact.artifact_id
+            self.out.print(
+                f"[bold]artifact {escape(title)}[/]"
+                + (f" — {escape(artifact.description)}" if artifact.description else "")
+            )
+        self.parts(artifact.parts, indent="  ")
+
+    def reply_hint(self, state: int, task_id: str) -> None:
+        if state in (pb.TASK_STATE_INPUT_REQUIRED, pb.TASK_STATE_AUTH_REQUIRED):
+            hint = f"reply with: a2a-grpc send {self.url} TEXT --task {task_id}"
+            self.out.print(f"[dim]{escape(hint)}[/]")
+
+    def task(self, task: pb.Task, *, history: bool = False) -> None:
+        """The task line, its status message, its artifacts, then (with
+        ``history``) the history messages other than the status message."""
+        self.out.print(
+            f"task [bold]{escape(task.id)}[/] · context {escape(task.context_id)} · {state_text(task.status.state)}"
+        )
+        status_id = ""
+        if task.status.HasField("message"):
+            status_id = task.status.message.message_id
+            self.parts(task.status.message.parts, indent="  ")
+        for artifact in task.artifacts:
+            self.artifact(artifact)
+        if history:
+            for msg in task.history:
+                if status_id and msg.message_id == status_id:
+                    continue  # already shown as the status message
+                self.message(msg)
+        self.reply_hint(task.status.state, task.id)
+
+    def event(self, event: pb.StreamResponse) -> None:
+        """One StreamResponse: the task line, each status change with its
+        message, artifacts as their chunks arrive."""
+        kind = event.WhichOneof("payload")
+        if kind == "message":
+            self.message(event.message)
+        elif kind == "task":
+            self.task(event.task)
+            self.seen_artifacts.update(a.artifact_id for a in event.task.artifacts)
+        elif kind == "status_update":
+            status = event.status_update.status
+            text = _texts(status.message.parts)
+            line = f"→ {state_text(status.state)}"
+            if text and not self._said(text):
+                self.shown.add(text)
+                line += f": {escape(text)}"
+            self.out.print(line)
+            others = [p for p in status.message.parts if p.WhichOneof("content") != "text"]
+            self.parts(others, indent="  ")
+            self.reply_hint(status.state, event.status_update.task_id)
+        elif kind == "artifact_update":
+            update = event.artifact_update
+            first = update.artifact.artifact_id not in self.seen_artifacts or not update.append
+            self.seen_artifacts.add(update.artifact.artifact_id)
+            self.artifact(update.artifact, header=first)
+
+
+def textwrap_indent(text: str, indent: str) -> str:
+    """``text`` with ``indent`` before each of its lines."""
+    return "\n".join(indent + line for line in text.split("\n")) if indent else text
 
 
 def findings_table(findings: list[Any]) -> Table:
-    """A table of review findings: file, line, rule, severity, issue."""
+    """A table of review findings: file, line, rule, severity, issue and,
+    when the findings have one, recommendation."""
     table = Table(title=f"{len(findings)} finding{'s' if len(findings) != 1 else ''}", title_justify="left")
-    for col in ("file", "line", "rule", "severity", "issue"):
+    columns = ["file", "line", "rule", "severity", "issue"]
+    if any(isinstance(f, dict) and f.get("recommendation") for f in findings):
+        columns.append("recommendation")
+    for col in columns:
         table.add_column(col, no_wrap=col in ("line", "rule", "severity"))
     for f in findings:
         if not isinstance(f, dict):
-            table.add_row("", "", "", "", escape(json.dumps(f)))
+            table.add_row(*[""] * (len(columns) - 1), escape(json.dumps(f)))
             continue
         line = f.get("line", "")
         line_text = str(int(line)) if isinstance(line, float) and line.is_integer() else str(line)
         severity = str(f.get("severity", ""))
         style = _SEVERITY_STYLE.get(severity.lower(), "")
-        table.add_row(
+        cells = [
             escape(str(f.get("file", ""))),
             line_text,
             escape(str(f.get("rule", ""))),
             f"[{style}]{escape(severity)}[/]" if style else escape(severity),
             escape(str(f.get("issue", ""))),
-        )
+        ]
+        if len(columns) > 5:
+            cells.append(escape(str(f.get("recommendation", ""))))
+        table.add_row(*cells)
     return table
-
-
-def render_message(out: Console, msg: pb.Message) -> None:
-    role = pb.Role.Name(msg.role).removeprefix("ROLE_").lower()
-    out.print(f"[bold]{role}:[/]")
-    render_parts(out, msg.parts, indent="  ")
-
-
-def render_artifact(out: Console, artifact: pb.Artifact, *, header: bool = True) -> None:
-    if header:
-        title = artifact.name or artifact.artifact_id
-        out.print(
-            f"[bold]artifact {escape(title)}[/]"
-            + (f" — {escape(artifact.description)}" if artifact.description else "")
-        )
-    render_parts(out, artifact.parts, indent="  ")
-
-
-def render_task(out: Console, task: pb.Task) -> None:
-    out.print(
-        f"task [bold]{escape(task.id)}[/] · context {escape(task.context_id)} · {state_text(task.status.state)}"
-    )
-    if task.status.HasField("message"):
-        render_parts(out, task.status.message.parts, indent="  ")
-    for artifact in task.artifacts:
-        render_artifact(out, artifact)
-    if task.status.state in (pb.TASK_STATE_INPUT_REQUIRED, pb.TASK_STATE_AUTH_REQUIRED):
-        out.print(f"[dim]reply with: a2a-grpc send URL TEXT --task {escape(task.id)}[/]")
 
 
 def render_card(out: Console, card: pb.AgentCard) -> None:
@@ -306,44 +414,10 @@ def render_card(out: Console, card: pb.AgentCard) -> None:
         out.print(skills)
 
 
-class StreamPrinter:
-    """Live rendering of a StreamResponse stream: the task line, each status
-    change with its message, artifacts as their chunks arrive."""
-
-    def __init__(self, out: Console) -> None:
-        self.out = out
-        self.seen_artifacts: set[str] = set()
-
-    def __call__(self, event: pb.StreamResponse) -> None:
-        out = self.out
-        kind = event.WhichOneof("payload")
-        if kind == "message":
-            render_message(out, event.message)
-        elif kind == "task":
-            render_task(out, event.task)
-            self.seen_artifacts.update(a.artifact_id for a in event.task.artifacts)
-        elif kind == "status_update":
-            status = event.status_update.status
-            line = state_text(status.state)
-            text = " ".join(p.text for p in status.message.parts if p.WhichOneof("content") == "text")
-            out.print(f"→ {line}" + (f": {escape(text)}" if text else ""))
-            others = [p for p in status.message.parts if p.WhichOneof("content") != "text"]
-            render_parts(out, others, indent="  ")
-            if status.state in (pb.TASK_STATE_INPUT_REQUIRED, pb.TASK_STATE_AUTH_REQUIRED):
-                out.print(
-                    f"[dim]reply with: a2a-grpc send URL TEXT --task {escape(event.status_update.task_id)}[/]"
-                )
-        elif kind == "artifact_update":
-            update = event.artifact_update
-            first = update.artifact.artifact_id not in self.seen_artifacts or not update.append
-            self.seen_artifacts.add(update.artifact.artifact_id)
-            render_artifact(out, update.artifact, header=first)
-
-
 async def _stream(opts: Options, events: Any) -> int:
     """Prints a stream (rich, or one ProtoJSON object per line) and returns
     the last task state it carried."""
-    printer = StreamPrinter(opts.out)
+    printer = Renderer(opts.out, opts.url)
     state = pb.TASK_STATE_UNSPECIFIED
     async for event in events:
         kind = event.WhichOneof("payload")
@@ -354,7 +428,7 @@ async def _stream(opts: Options, events: Any) -> int:
         if opts.as_json:
             print_json(opts, event, compact=True)
         else:
-            printer(event)
+            printer.event(event)
     return state
 
 
@@ -446,9 +520,9 @@ def send(
         if opts.as_json:
             print_json(opts, response)
         elif response.HasField("message"):
-            render_message(opts.out, response.message)
+            Renderer(opts.out, opts.url).message(response.message)
         else:
-            render_task(opts.out, response.task)
+            Renderer(opts.out, opts.url).task(response.task)
         return response.task.status.state if response.HasField("task") else pb.TASK_STATE_UNSPECIFIED
 
     state = run(go())
@@ -476,9 +550,7 @@ def task_get(opts: Options, task_id: str, history: int | None) -> None:
     if opts.as_json:
         print_json(opts, result)
     else:
-        render_task(opts.out, result)
-        for msg in result.history:
-            render_message(opts.out, msg)
+        Renderer(opts.out, opts.url).task(result, history=True)
 
 
 @task.command("list")
@@ -530,7 +602,7 @@ def task_cancel(opts: Options, task_id: str) -> None:
     if opts.as_json:
         print_json(opts, result)
     else:
-        render_task(opts.out, result)
+        Renderer(opts.out, opts.url).task(result)
 
 
 @task.command("subscribe")
@@ -543,9 +615,7 @@ def task_subscribe(opts: Options, task_id: str) -> None:
         async with await opts.client() as client:
             return await _stream(opts, client.subscribe_to_task(task_id))
 
-    state = run(go())
-    if not opts.as_json and is_terminal(state):
-        opts.out.print(f"[dim]task {escape(task_id)} ended {pb.TaskState.Name(state)}[/]")
+    run(go())  # the stream's last line already shows the terminal state
 
 
 @click.group()

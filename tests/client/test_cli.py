@@ -185,3 +185,61 @@ async def test_extended_card(push_server: A2AServer, server: A2AServer) -> None:
     assert json.loads(ok.stdout)["name"] == "Script Agent (extended)"
     missing = await cli("card", base_url(server), "--extended")
     assert missing.exit_code == 1 and missing.stderr.startswith("error: EXTENDED_AGENT_CARD_NOT_CONFIGURED:")
+
+
+async def test_review_says_each_thing_once(server: A2AServer) -> None:
+    """The summary is in the data part and in the text part (its plain-text form): shown once, with the
+    findings as a table that carries the recommendation; ``--json`` still has every part."""
+    url = base_url(server)
+    for args in (("review",), ("review", "--stream")):
+        out = (await cli("send", url, *args)).stdout
+        assert out.count("1 finding in 1 file") == 1, out
+        assert out.count("SQL injection") == 1, out
+        assert "recommendation" in out and "Use parameterized queries." in out
+        assert '"summary"' not in out and "skipped" not in out
+    data = json.loads((await cli("send", url, "review", "--json")).stdout)
+    parts = data["task"]["artifacts"][0]["parts"]
+    assert parts[0]["data"]["summary"] == "1 finding in 1 file" and parts[1]["text"] == "1 finding in 1 file"
+
+
+async def test_reply_hint_names_the_url_used(server: A2AServer) -> None:
+    url = base_url(server)
+    task_id = json.loads((await cli("send", url, "ask", "--json")).stdout)["task"]["id"]
+    for args in (("send", url, "ask"), ("send", url, "ask", "--stream"), ("task", "get", url, task_id)):
+        out = (await cli(*args)).stdout
+        assert f"reply with: a2a-grpc send {url} TEXT --task " in out, out
+        assert "send URL" not in out
+
+
+async def test_task_get_does_not_repeat_the_status_message(server: A2AServer) -> None:
+    url = base_url(server)
+    task_id = json.loads((await cli("send", url, "ask", "--json")).stdout)["task"]["id"]
+    got = json.loads((await cli("task", "get", url, task_id, "--json")).stdout)
+    assert [m["role"] for m in got["history"]] == [
+        "ROLE_USER",
+        "ROLE_AGENT",
+    ]  # the question is in history too
+    out = (await cli("task", "get", url, task_id)).stdout
+    assert out.count("which file?") == 1, out
+    assert "user:" in out and "  ask" in out
+
+
+async def test_error_detail_that_repeats_the_message_is_not_printed_twice(push_server: A2AServer) -> None:
+    url = base_url(push_server)
+    task_id = json.loads((await cli("send", url, "ask", "--json")).stdout)["task"]["id"]
+    refused = await cli("push", "set", url, task_id, "ftp://127.0.0.1/x")
+    assert refused.exit_code == 1
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: INVALID_PARAMS: url:"), refused.stderr
+
+
+async def test_json_is_raw_utf8_with_whole_numbers(server: A2AServer) -> None:
+    result = await cli(
+        "send", base_url(server), "echo héllo ✓", "--data", '{"line": 18, "ratio": 0.5}', "--json"
+    )
+    assert "héllo ✓" in result.stdout and "\\u" not in result.stdout
+    parts = json.loads(result.stdout)["task"]["artifacts"][0]["parts"]
+    assert parts[0]["text"] == "héllo ✓"
+    assert '"line": 18,' in result.stdout and parts[1]["data"] == {"line": 18, "ratio": 0.5}
+    streamed = await cli("send", base_url(server), "echo héllo ✓", "--stream", "--json")
+    assert all(json.loads(line) for line in streamed.stdout.splitlines()) and "héllo ✓" in streamed.stdout
