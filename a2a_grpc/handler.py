@@ -256,7 +256,19 @@ class RequestHandler:
             push_config = pb.TaskPushNotificationConfig()
             push_config.CopyFrom(cfg.task_push_notification_config)
             assert self.push is not None
-            await self.push.check_config(push_config)
+            try:
+                await self.push.check_config(push_config)
+            except A2AError as err:
+                prefix = "configuration.task_push_notification_config"
+                raise A2AError(
+                    err.code,
+                    err.message,
+                    metadata=err.metadata,
+                    field_violations=[
+                        FieldViolation(f"{prefix}.{v.field}" if v.field else prefix, v.description)
+                        for v in err.field_violations
+                    ],
+                ) from None
         existing: StoredTask | None = None
         if msg.task_id:
             existing = await self._get_task(msg.task_id, owner)
@@ -631,7 +643,7 @@ class RequestHandler:
             ex.current = StoredTask(task, version)
             await self._save_inline_push_config(ex)
             ex.push_configs = [ex.push_config] if ex.push_config is not None else []
-            outbox = self._outbox(ex, version, pb.StreamResponse(task=task))
+            outbox = self._outbox(ex, version + 1, pb.StreamResponse(task=task))
             if outbox:
                 # The creation snapshot goes out like any other state change.
                 version = await self.store.update(task, ex.owner, version, outbox=outbox)

@@ -113,6 +113,33 @@ def _default_store() -> str:
     help="CIDR or host name webhooks may target despite the SSRF guard (repeatable).",
 )
 @click.option(
+    "--push-timeout",
+    type=click.FloatRange(0.1),
+    default=10.0,
+    show_default=True,
+    envvar="A2A_GRPC_PUSH_TIMEOUT",
+    show_envvar=True,
+    help="Seconds one webhook POST may take.",
+)
+@click.option(
+    "--push-max-attempts",
+    type=click.IntRange(1),
+    default=8,
+    show_default=True,
+    envvar="A2A_GRPC_PUSH_MAX_ATTEMPTS",
+    show_envvar=True,
+    help="Delivery attempts before a notification becomes a dead letter.",
+)
+@click.option(
+    "--push-max-backoff",
+    type=click.FloatRange(0.0),
+    default=300.0,
+    show_default=True,
+    envvar="A2A_GRPC_PUSH_MAX_BACKOFF",
+    show_envvar=True,
+    help="Longest wait between two attempts, seconds (exponential backoff with jitter up to it).",
+)
+@click.option(
     "--strict-version/--no-strict-version",
     default=False,
     envvar="A2A_GRPC_STRICT_VERSION",
@@ -164,6 +191,9 @@ def serve(
     interfaces: str,
     push: bool,
     push_allow: tuple[str, ...],
+    push_timeout: float,
+    push_max_attempts: int,
+    push_max_backoff: float,
     strict_version: bool,
     extended_card: Path | None,
     max_message_bytes: int,
@@ -192,7 +222,13 @@ def serve(
     if push:
         from a2a_grpc.push import PushDispatcher
 
-        dispatcher = PushDispatcher(store, allow=push_allow)
+        dispatcher = PushDispatcher(
+            store,
+            allow=push_allow,
+            timeout_seconds=push_timeout,
+            max_attempts=push_max_attempts,
+            max_backoff_seconds=push_max_backoff,
+        )
     config = ServerConfig(
         host=host,
         grpc_port=grpc_port,
