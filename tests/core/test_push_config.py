@@ -137,8 +137,9 @@ async def test_config_with_send_message(make_server, push_sink: RecordingPush) -
         bad.configuration.task_push_notification_config.CopyFrom(
             pb.TaskPushNotificationConfig(url="https://blocked.example/")
         )
-        with raises(ErrorCode.INVALID_PARAMS):
+        with raises(ErrorCode.INVALID_PARAMS) as refused:
             await stub.SendMessage(bad, metadata=VERSION_MD)
+        assert set(refused.violations) == {"configuration.task_push_notification_config.url"}
         assert (await stub.ListTasks(pb.ListTasksRequest(), metadata=VERSION_MD)).total_size == 1
 
 
