@@ -386,12 +386,14 @@ def render_card(out: Console, card: pb.AgentCard) -> None:
     if card.HasField("provider"):
         out.print(f"provider: {escape(card.provider.organization)} {escape(card.provider.url)}")
     ifaces = Table(title="interfaces (in order of preference)", title_justify="left")
-    for col in ("#", "binding", "url", "version", "tenant"):
+    tenants = any(iface.tenant for iface in card.supported_interfaces)  # no empty column
+    for col in (
+        ("#", "binding", "url", "version", "tenant") if tenants else ("#", "binding", "url", "version")
+    ):
         ifaces.add_column(col)
     for i, iface in enumerate(card.supported_interfaces, 1):
-        ifaces.add_row(
-            str(i), iface.protocol_binding, escape(iface.url), iface.protocol_version, escape(iface.tenant)
-        )
+        cells = [str(i), iface.protocol_binding, escape(iface.url), iface.protocol_version]
+        ifaces.add_row(*cells, *([escape(iface.tenant)] if tenants else []))
     out.print(ifaces)
     caps = card.capabilities
     flags = [
@@ -623,18 +625,30 @@ def push() -> None:
     """Manage the push-notification webhooks of a task."""
 
 
-def _render_configs(opts: Options, configs: Iterable[pb.TaskPushNotificationConfig], title: str) -> None:
-    table = Table(title=title, title_justify="left")
-    table.add_column("id", no_wrap=True)
-    for col in ("task", "url", "token", "authentication"):
-        table.add_column(col, overflow="fold")
+def _render_configs(opts: Options, configs: Sequence[pb.TaskPushNotificationConfig], title: str) -> None:
+    """A table of push configs; the task column only when they are not all of one task (the
+    title names it otherwise). Token and credentials are never printed."""
+    tasks = {c.task_id for c in configs}
+    if len(tasks) == 1:
+        title += f" for task {next(iter(tasks))}"
+    table = Table(title=escape(title), title_justify="left")
+    columns = (
+        ("id", "task", "url", "token", "authentication")
+        if len(tasks) > 1
+        else ("id", "url", "token", "authentication")
+    )
+    for col in columns:
+        table.add_column(col, no_wrap=col == "id", overflow="fold")
     for c in configs:
         auth = (
             f"{c.authentication.scheme} ***"
             if c.HasField("authentication") and c.authentication.scheme
             else ""
         )
-        table.add_row(escape(c.id), escape(c.task_id), escape(c.url), "***" if c.token else "", escape(auth))
+        cells = [escape(c.id), escape(c.url), "***" if c.token else "", escape(auth)]
+        if len(tasks) > 1:
+            cells.insert(1, escape(c.task_id))
+        table.add_row(*cells)
     opts.out.print(table)
 
 
@@ -710,7 +724,11 @@ def push_list(opts: Options, task_id: str, page_size: int | None, page_token: st
     if opts.as_json:
         print_json(opts, result)
         return
-    _render_configs(opts, result.configs, f"{len(result.configs)} push configs")
+    _render_configs(
+        opts,
+        list(result.configs),
+        f"{len(result.configs)} push config{'s' if len(result.configs) != 1 else ''}",
+    )
     if result.next_page_token:
         opts.out.print(f"next page: --page-token {escape(result.next_page_token)}")
 

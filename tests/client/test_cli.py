@@ -243,3 +243,15 @@ async def test_json_is_raw_utf8_with_whole_numbers(server: A2AServer) -> None:
     assert '"line": 18,' in result.stdout and parts[1]["data"] == {"line": 18, "ratio": 0.5}
     streamed = await cli("send", base_url(server), "echo héllo ✓", "--stream", "--json")
     assert all(json.loads(line) for line in streamed.stdout.splitlines()) and "héllo ✓" in streamed.stdout
+
+
+async def test_push_tables_name_the_task_once(push_server: A2AServer) -> None:
+    url = base_url(push_server)
+    task_id = json.loads((await cli("send", url, "ask", "--json")).stdout)["task"]["id"]
+    hook = f"http://127.0.0.1:{dead_port()}/hook"
+    made = await cli("push", "set", url, task_id, hook, "--token", "t0k")
+    assert made.exit_code == 0, made.output
+    assert f"push config created for task {task_id}" in made.stdout
+    assert made.stdout.count(task_id) == 1 and hook in made.stdout and "t0k" not in made.stdout
+    listed = await cli("push", "list", url, task_id)
+    assert f"1 push config for task {task_id}" in listed.stdout and listed.stdout.count(task_id) == 1
