@@ -39,9 +39,10 @@ lint: install buf-deps
 	$(VENV)/bin/mypy
 	npx buf lint
 
-# Compares proto/ with main's last commit (FILE rules).
+# Compares proto/ with a git revision (FILE rules): make breaking AGAINST=v0.1.0
+AGAINST ?= main
 breaking: install buf-deps
-	npx buf breaking --against '.git#branch=main'
+	bash scripts/breaking.sh $(AGAINST)
 
 test: install
 	$(VENV)/bin/pytest -q $(ARGS)
