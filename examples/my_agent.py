@@ -1,8 +1,8 @@
 """A tiny A2A agent: counts the words of each message (the README's "write your own agent").
 
-Serve it from the repository root (``PYTHONPATH=.`` lets the console script import ``examples``)::
+Serve it from the repository root (``--agent`` finds modules of the current directory)::
 
-    PYTHONPATH=. a2a-grpc serve --agent examples.my_agent:WordCountAgent
+    a2a-grpc serve --agent examples.my_agent:WordCountAgent --store memory
 """
 
 from collections.abc import AsyncIterator
