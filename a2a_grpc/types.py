@@ -6,8 +6,8 @@ Proto messages are a2a-grpc's only data model (no mirrors): ``pb.Task``,
 
 from __future__ import annotations
 
+import time
 import uuid
-from datetime import UTC, datetime
 
 from google.protobuf import timestamp_pb2
 
@@ -70,7 +70,8 @@ def new_id() -> str:
 
 def now_timestamp() -> timestamp_pb2.Timestamp:
     """The current UTC time at millisecond precision (spec §5.6.1)."""
-    now = datetime.now(UTC)
     ts = timestamp_pb2.Timestamp()
-    ts.FromDatetime(now.replace(microsecond=now.microsecond // 1000 * 1000))
+    # time_ns + FromMilliseconds: ~5x cheaper (1.0 vs 5.1 µs) than datetime.now + FromDatetime (which
+    # goes through timegm and struct_time); same value, truncated to milliseconds.
+    ts.FromMilliseconds(time.time_ns() // 1_000_000)
     return ts
