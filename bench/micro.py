@@ -27,12 +27,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from a2a_grpc import codec
 from a2a_grpc.agents import load_agent
 from a2a_grpc.context import CallContext
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.store import open_store
 from a2a_grpc.types import pb
-from a2a_grpc import codec
 
 _SEND = "/lf.a2a.v1.A2AService/SendMessage"
 _GET = "/lf.a2a.v1.A2AService/GetTask"
