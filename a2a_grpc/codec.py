@@ -24,17 +24,30 @@ for JSON that does not fit the message.
 
 from __future__ import annotations
 
+import base64
+import datetime
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from google.api import field_behavior_pb2
 from google.protobuf import descriptor, json_format, message, message_factory
+from google.protobuf.internal import type_checkers
 
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 
-__all__ = ["dumps", "json_value", "loads", "message_class", "parse", "to_dict", "to_json"]
+__all__ = [
+    "dumps",
+    "json_value",
+    "loads",
+    "message_class",
+    "parse",
+    "to_dict",
+    "to_dict_reference",
+    "to_json",
+]
 
 M = TypeVar("M", bound=message.Message)
 
@@ -201,8 +214,10 @@ def _fix(obj: dict[str, Any], plan: _Plan) -> None:
                 _fix(item, child)
 
 
-def to_dict(msg: message.Message) -> dict[str, Any]:
-    """The ProtoJSON object of ``msg`` (a dict ready for :func:`dumps`)."""
+def to_dict_reference(msg: message.Message) -> dict[str, Any]:
+    """:func:`to_dict` the slow way: ``json_format.MessageToDict`` and then the
+    fix-ups above. The compiled encoders fall back to it for anything they do
+    not handle, and the tests hold them to it."""
     out = json_format.MessageToDict(msg)
     desc = msg.DESCRIPTOR
     if desc.full_name in _OPAQUE:
@@ -211,9 +226,245 @@ def to_dict(msg: message.Message) -> dict[str, Any]:
     return out
 
 
+# ------------------------------------------------------------------ compiled encoders
+#
+# json_format dispatches on every field's descriptor at every call. Instead, each
+# message type gets, once, a table from its field descriptors to a converter for
+# the value ``ListFields`` returns, so one message costs one ``ListFields`` and one
+# dict lookup per set field. The output is exactly :func:`to_dict_reference`'s,
+# key order included: set fields in ``ListFields`` order, then the missing
+# REQUIRED no-presence fields in declaration order. Anything unusual (an
+# extension, a Timestamp out of range, NaN in a Value, ...) raises inside the
+# encoder, and :func:`to_dict` then takes the reference path, which gives the
+# same value or raises the same error.
+
+_Conv = Any  # Callable[[Any], Any] | None (None: the value is already its JSON form)
+_Encoder = Any  # Callable[[message.Message], dict[str, Any]]
+_ENCODERS: dict[str, _Encoder] = {}
+_INT64 = frozenset({_FD.TYPE_INT64, _FD.TYPE_UINT64, _FD.TYPE_SINT64, _FD.TYPE_FIXED64, _FD.TYPE_SFIXED64})
+_TS_MIN = -62135596800  # 0001-01-01T00:00:00Z, json_format's bounds
+_TS_MAX = 253402300799  # 9999-12-31T23:59:59Z
+_EPOCH = datetime.datetime(1970, 1, 1)
+_TS_SECONDS: dict[int, str] = {}
+
+
+class _Fallback(Exception):
+    """The compiled encoder does not handle this value: use the reference path."""
+
+
+def _timestamp(ts: Any) -> str:
+    """A Timestamp as UTC ``Z`` with exactly three fractional digits (what
+    ``ToJsonString`` followed by :func:`_millis` gives)."""
+    seconds, nanos = ts.seconds, ts.nanos
+    head = _TS_SECONDS.get(seconds)
+    if head is None:
+        if not _TS_MIN <= seconds <= _TS_MAX:
+            raise _Fallback
+        head = (_EPOCH + datetime.timedelta(seconds=seconds)).isoformat()
+        if len(_TS_SECONDS) >= 4096:
+            _TS_SECONDS.clear()
+        _TS_SECONDS[seconds] = head
+    if not 0 <= nanos < 1_000_000_000:
+        raise _Fallback
+    return f"{head}.{nanos // 1_000_000:03d}Z"
+
+
+def _json_number(value: float) -> Any:
+    if value != value or value in (_INF, _NEG_INF):
+        raise _Fallback  # json_format refuses NaN and Infinity in a Value
+    return int(value) if value.is_integer() and -_MAX_EXACT <= value <= _MAX_EXACT else value
+
+
+_INF = float("inf")
+_NEG_INF = float("-inf")
+
+
+def _value(v: Any) -> Any:
+    """``_whole(MessageToDict(v))`` for a ``google.protobuf.Value``."""
+    kind = v.WhichOneof("kind")
+    if kind == "string_value":
+        return v.string_value
+    if kind == "number_value":
+        return _json_number(v.number_value)
+    if kind == "struct_value":
+        return _struct(v.struct_value)
+    if kind == "bool_value":
+        return v.bool_value
+    if kind == "list_value":
+        return [_value(item) for item in v.list_value.values]
+    return None  # null_value or unset
+
+
+def _struct(s: Any) -> dict[str, Any]:
+    """``_whole(MessageToDict(s))`` for a ``google.protobuf.Struct``."""
+    fields = s.fields
+    return {k: _value(fields[k]) for k in sorted(fields)}
+
+
+def _list_value(lv: Any) -> list[Any]:
+    return [_value(item) for item in lv.values]
+
+
+_WHOLE_JSON = {
+    "google.protobuf.Struct": _struct,
+    "google.protobuf.Value": _value,
+    "google.protobuf.ListValue": _list_value,
+}
+
+
+def _float_conv(fd: _Field) -> _Conv:
+    single = fd.cpp_type == _FD.CPPTYPE_FLOAT
+
+    def conv(value: float) -> Any:
+        if value != value:
+            return "NaN"
+        if value == _INF:
+            return "Infinity"
+        if value == _NEG_INF:
+            return "-Infinity"
+        return type_checkers.ToShortestFloat(value) if single else value
+
+    return conv
+
+
+def _bytes(value: bytes) -> str:
+    return base64.b64encode(value).decode("utf-8")
+
+
+def _scalar_conv(fd: _Field) -> _Conv:
+    """The converter of one (non-repeated) scalar or enum value of ``fd``."""
+    if fd.type == _FD.TYPE_ENUM:
+        enum = fd.enum_type
+        if enum.full_name == "google.protobuf.NullValue":
+            return lambda value: None
+        # Unknown numbers of an open enum are written as numbers; a closed enum
+        # never holds one (protobuf keeps it among the unknown fields).
+        names = {v.number: _enum_json_name(v) for v in enum.values}
+        return lambda value: names.get(value, value)
+    if fd.type == _FD.TYPE_BYTES:
+        return _bytes
+    if fd.type in _INT64:
+        return str
+    if fd.cpp_type in (_FD.CPPTYPE_FLOAT, _FD.CPPTYPE_DOUBLE):
+        return _float_conv(fd)
+    return None  # string, bool, 32-bit integers: already their JSON value
+
+
+def _message_conv(desc: _Desc, *, in_map: bool) -> _Conv:
+    """The converter of one message value of type ``desc``. The reference path
+    fixes up Timestamps and Struct/Value/ListValue in singular and repeated
+    fields but not as map values, which json_format alone renders."""
+    full = desc.full_name
+    if full == _TIMESTAMP:
+        return _reference_wkt if in_map else _timestamp
+    if full in _WHOLE_JSON:
+        return _reference_wkt if in_map else _WHOLE_JSON[full]
+    if full in _OPAQUE or desc.file.name == "google/protobuf/wrappers.proto":
+        return _reference_wkt
+    return _encoder(desc)
+
+
+def _reference_wkt(value: message.Message) -> Any:
+    return json_format.MessageToDict(value)
+
+
+def _map_conv(fd: _Field) -> _Conv:
+    key_fd = fd.message_type.fields_by_name["key"]
+    value_fd = fd.message_type.fields_by_name["value"]
+    if value_fd.type == _FD.TYPE_MESSAGE:
+        vconv = _message_conv(value_fd.message_type, in_map=True)
+    else:
+        vconv = _scalar_conv(value_fd)
+    key: Callable[[Any], str]
+    if key_fd.type == _FD.TYPE_BOOL:
+
+        def key(k: Any) -> str:
+            return "true" if k else "false"
+
+    elif key_fd.type == _FD.TYPE_STRING:
+        if vconv is None:
+            return lambda value: {k: value[k] for k in value}
+        return lambda value: {k: vconv(value[k]) for k in value}
+    else:
+        key = str
+    if vconv is None:
+        return lambda value: {key(k): value[k] for k in value}
+    return lambda value: {key(k): vconv(value[k]) for k in value}
+
+
+def _field_conv(fd: _Field) -> _Conv:
+    if _is_map(fd):
+        return _map_conv(fd)
+    conv = _message_conv(fd.message_type, in_map=False) if fd.type == _FD.TYPE_MESSAGE else _scalar_conv(fd)
+    if not fd.is_repeated:
+        return conv
+    if conv is None:
+        return list
+    return lambda value: [conv(item) for item in value]
+
+
+def _enum_json_name(value: Any) -> str:
+    """An enum value's ProtoJSON name: its ``pb.enumvalue.json`` custom name
+    when the running protobuf knows that option (as json_format does), else
+    its proto name."""
+    custom = getattr(_PRINTER, "_GetJsonEnumValueOption", None)
+    option = custom(value) if custom is not None else None
+    return option.string if option is not None else value.name
+
+
+# json_format's printer, only to read custom enum names the way it does.
+_PRINTER = json_format._Printer()  # type: ignore[attr-defined]
+
+
+def _encoder(desc: _Desc) -> _Encoder:
+    """The compiled encoder of ``desc``. It is registered before its field
+    table is filled, so types that contain themselves link to it directly."""
+    known = _ENCODERS.get(desc.full_name)
+    if known is not None:
+        return known
+    table: dict[Any, tuple[str, _Conv]] = {}
+    required: list[tuple[str, Any]] = _plan(desc).required
+
+    def encode(msg: message.Message) -> dict[str, Any]:
+        js: dict[str, Any] = {}
+        for fd, value in msg.ListFields():
+            name, conv = table[fd]  # KeyError for extensions: the reference path handles them
+            js[name] = value if conv is None else conv(value)
+        for name, default in required:
+            if name not in js:
+                # A fresh [] or {} each time: callers may change the dict they get.
+                js[name] = default.copy() if isinstance(default, list | dict) else default
+        return js
+
+    _ENCODERS[desc.full_name] = encode
+    for fd in desc.fields:
+        table[fd] = (fd.json_name, _field_conv(fd))
+    return encode
+
+
+def to_dict(msg: message.Message) -> dict[str, Any]:
+    """The ProtoJSON object of ``msg`` (a dict ready for :func:`dumps`), as
+    described in the module docstring. Raises json_format's
+    ``SerializeToJsonError`` for values ProtoJSON cannot write (NaN in a
+    ``Value``, a Timestamp outside years 1–9999)."""
+    desc = msg.DESCRIPTOR
+    if desc.full_name in _OPAQUE:
+        return json_format.MessageToDict(msg)
+    try:
+        return _encoder(desc)(msg)
+    except Exception:  # _Fallback, or anything the reference path reports its own way
+        return to_dict_reference(msg)
+
+
 def json_value(value: message.Message) -> Any:
     """The plain Python value of a ``google.protobuf.Value``/``Struct``/
     ``ListValue`` (whole numbers as ``int``), e.g. a data part's content."""
+    fast = _WHOLE_JSON.get(value.DESCRIPTOR.full_name)
+    if fast is not None:
+        try:
+            return fast(value)
+        except _Fallback:
+            pass
     return _whole(json_format.MessageToDict(value))
 
 

@@ -1,0 +1,288 @@
+"""The compiled ProtoJSON encoder writes exactly what json_format plus the
+codec's fix-ups write (``codec.to_dict_reference``): same dict, same key order,
+same errors — for random messages of every A2A type, of a test type with every
+field kind, and for the shapes the other gateway tests use."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from google.api import field_behavior_pb2
+from google.protobuf import (  # the well-known files load before the test file that imports them
+    any_pb2,
+    descriptor_pb2,
+    descriptor_pool,
+    duration_pb2,
+    empty_pb2,
+    field_mask_pb2,
+    json_format,
+    message,
+    message_factory,
+    struct_pb2,
+    timestamp_pb2,
+    wrappers_pb2,
+)
+
+from a2a_grpc import codec
+from a2a_grpc.agents import load_agent
+from a2a_grpc.executor import data_part, file_part, text_part
+from a2a_grpc.types import pb
+from tests.randmsg import fill
+
+_FDP = descriptor_pb2.FieldDescriptorProto
+
+
+def _outcome(fn: Any, msg: message.Message) -> Any:
+    try:
+        out = fn(msg)
+    except Exception as exc:
+        return ("error", type(exc).__name__, str(exc))
+    # dumps keeps key order: the JSON text must match too, not only the dict.
+    return (out, json.dumps(out, ensure_ascii=False, sort_keys=False, allow_nan=True))
+
+
+def _same(msg: message.Message) -> None:
+    want = _outcome(codec.to_dict_reference, msg)
+    got = _outcome(codec.to_dict, msg)
+    if want[0] == "error":
+        assert got == want, msg
+    else:
+        assert got[1] == want[1], msg
+
+
+def _a2a_types() -> list[Any]:
+    out = []
+
+    def walk(desc: Any) -> None:
+        if desc.GetOptions().map_entry:
+            return
+        out.append(desc)
+        for nested in desc.nested_types:
+            walk(nested)
+
+    for desc in pb.DESCRIPTOR.message_types_by_name.values():
+        walk(desc)
+    return out
+
+
+A2A_TYPES = _a2a_types()
+
+
+@pytest.mark.parametrize("desc", A2A_TYPES, ids=[d.name for d in A2A_TYPES])
+def test_random_a2a_messages(desc: Any) -> None:
+    cls = codec.message_class(desc)
+    rng = random.Random(desc.full_name)
+    _same(cls())
+    for i in range(60):
+        _same(fill(cls(), rng, depth=1 + i % 5, nan_in_values=i % 7 == 0))
+
+
+def _kitchen_sink() -> type[message.Message]:
+    """A proto3 type with every scalar kind, maps of every key kind and of
+    messages/Timestamps/Values, the well-known types, oneofs, optional fields,
+    and REQUIRED fields of each kind (A2A's own types have no 64-bit or float
+    fields)."""
+    file = descriptor_pb2.FileDescriptorProto(
+        name="tests/codec_kitchen_sink.proto",
+        package="codectest",
+        syntax="proto3",
+        dependency=[
+            "google/protobuf/timestamp.proto",
+            "google/protobuf/duration.proto",
+            "google/protobuf/struct.proto",
+            "google/protobuf/any.proto",
+            "google/protobuf/wrappers.proto",
+            "google/protobuf/field_mask.proto",
+            "google/protobuf/empty.proto",
+            "google/api/field_behavior.proto",
+        ],
+    )
+    file.enum_type.add(name="Color").value.extend(
+        [
+            descriptor_pb2.EnumValueDescriptorProto(name=n, number=i)
+            for i, n in enumerate(["COLOR_UNSPECIFIED", "RED", "BLUE"])
+        ]
+    )
+    sink = file.message_type.add(name="Sink")
+    sink.oneof_decl.add(name="pick")
+    number = iter(range(1, 1000))
+    scalar = {
+        "i32": _FDP.TYPE_INT32,
+        "i64": _FDP.TYPE_INT64,
+        "u32": _FDP.TYPE_UINT32,
+        "u64": _FDP.TYPE_UINT64,
+        "s32": _FDP.TYPE_SINT32,
+        "s64": _FDP.TYPE_SINT64,
+        "fx32": _FDP.TYPE_FIXED32,
+        "fx64": _FDP.TYPE_FIXED64,
+        "sfx32": _FDP.TYPE_SFIXED32,
+        "sfx64": _FDP.TYPE_SFIXED64,
+        "f": _FDP.TYPE_FLOAT,
+        "d": _FDP.TYPE_DOUBLE,
+        "flag": _FDP.TYPE_BOOL,
+        "text": _FDP.TYPE_STRING,
+        "blob": _FDP.TYPE_BYTES,
+    }
+    wkt = {
+        "ts": ".google.protobuf.Timestamp",
+        "dur": ".google.protobuf.Duration",
+        "st": ".google.protobuf.Struct",
+        "val": ".google.protobuf.Value",
+        "lv": ".google.protobuf.ListValue",
+        "any": ".google.protobuf.Any",
+        "w64": ".google.protobuf.Int64Value",
+        "wstr": ".google.protobuf.StringValue",
+        "fm": ".google.protobuf.FieldMask",
+        "empty": ".google.protobuf.Empty",
+        "child": ".codectest.Sink",
+    }
+
+    def add(name: str, **kw: Any) -> Any:
+        return sink.field.add(name=name, number=next(number), label=_FDP.LABEL_OPTIONAL, **kw)
+
+    def add_map(name: str, key: int, value: int, type_name: str = "") -> None:
+        entry = sink.nested_type.add(name="".join(p.title() for p in name.split("_")) + "Entry")
+        entry.options.map_entry = True
+        entry.field.add(name="key", number=1, type=key, label=_FDP.LABEL_OPTIONAL)
+        value_fd = entry.field.add(name="value", number=2, type=value, label=_FDP.LABEL_OPTIONAL)
+        if type_name:
+            value_fd.type_name = type_name
+        add(
+            name, type=_FDP.TYPE_MESSAGE, type_name=f".codectest.Sink.{entry.name}"
+        ).label = _FDP.LABEL_REPEATED
+
+    def required(fd: Any) -> None:
+        fd.options.Extensions[field_behavior_pb2.field_behavior].append(field_behavior_pb2.REQUIRED)
+
+    for name, t in scalar.items():
+        add(name, type=t)
+        add(f"many_{name}", type=t).label = _FDP.LABEL_REPEATED
+    add("color", type=_FDP.TYPE_ENUM, type_name=".codectest.Color")
+    add("colors", type=_FDP.TYPE_ENUM, type_name=".codectest.Color").label = _FDP.LABEL_REPEATED
+    add("nothing", type=_FDP.TYPE_ENUM, type_name=".google.protobuf.NullValue")
+    for name, t in wkt.items():
+        add(name, type=_FDP.TYPE_MESSAGE, type_name=t)
+        add(f"many_{name}", type=_FDP.TYPE_MESSAGE, type_name=t).label = _FDP.LABEL_REPEATED
+    add_map("by_int", _FDP.TYPE_INT32, _FDP.TYPE_STRING)
+    add_map("by_bool", _FDP.TYPE_BOOL, _FDP.TYPE_INT64)
+    add_map("by_u64", _FDP.TYPE_UINT64, _FDP.TYPE_ENUM, ".codectest.Color")
+    add_map("blobs", _FDP.TYPE_STRING, _FDP.TYPE_BYTES)
+    add_map("doubles", _FDP.TYPE_STRING, _FDP.TYPE_DOUBLE)
+    add_map("sinks", _FDP.TYPE_STRING, _FDP.TYPE_MESSAGE, ".codectest.Sink")
+    add_map("times", _FDP.TYPE_STRING, _FDP.TYPE_MESSAGE, ".google.protobuf.Timestamp")
+    add_map("values", _FDP.TYPE_STRING, _FDP.TYPE_MESSAGE, ".google.protobuf.Value")
+    add_map("structs", _FDP.TYPE_STRING, _FDP.TYPE_MESSAGE, ".google.protobuf.Struct")
+    add("pick_text", type=_FDP.TYPE_STRING, oneof_index=0)
+    add("pick_sink", type=_FDP.TYPE_MESSAGE, type_name=".codectest.Sink", oneof_index=0)
+    add("pick_value", type=_FDP.TYPE_MESSAGE, type_name=".google.protobuf.Value", oneof_index=0)
+    for name, t in (("opt_int", _FDP.TYPE_INT32), ("opt_text", _FDP.TYPE_STRING)):
+        sink.oneof_decl.add(name=f"_{name}")
+        add(name, type=t, oneof_index=len(sink.oneof_decl) - 1, proto3_optional=True)
+    for name, t in (
+        ("req_text", _FDP.TYPE_STRING),
+        ("req_i64", _FDP.TYPE_INT64),
+        ("req_blob", _FDP.TYPE_BYTES),
+    ):
+        required(add(name, type=t))
+    required(add("req_d", type=_FDP.TYPE_DOUBLE))
+    required(add("req_color", type=_FDP.TYPE_ENUM, type_name=".codectest.Color"))
+    req_list = add("req_list", type=_FDP.TYPE_STRING)
+    req_list.label = _FDP.LABEL_REPEATED
+    required(req_list)
+    required(add("req_child", type=_FDP.TYPE_MESSAGE, type_name=".codectest.Sink"))
+    required(add("req_ts", type=_FDP.TYPE_MESSAGE, type_name=".google.protobuf.Timestamp"))
+    add_map("req_map", _FDP.TYPE_STRING, _FDP.TYPE_STRING)
+    required(sink.field[-1])
+    assert {any_pb2.DESCRIPTOR.name, duration_pb2.DESCRIPTOR.name, empty_pb2.DESCRIPTOR.name}
+    assert {field_mask_pb2.DESCRIPTOR.name, wrappers_pb2.DESCRIPTOR.name}
+    pool = descriptor_pool.Default()
+    try:
+        desc = pool.FindMessageTypeByName("codectest.Sink")
+    except KeyError:
+        pool.Add(file)
+        desc = pool.FindMessageTypeByName("codectest.Sink")
+    return message_factory.GetMessageClass(desc)
+
+
+def test_random_messages_with_every_field_kind() -> None:
+    cls = _kitchen_sink()
+    assert cls.DESCRIPTOR.fields_by_name["many_i64"].json_name == "manyI64"
+    rng = random.Random(6)
+    _same(cls())
+    for i in range(400):
+        _same(fill(cls(), rng, depth=1 + i % 4, nan_in_values=i % 5 == 0))
+
+
+def test_every_field_kind_is_covered() -> None:
+    # The random test above reaches each field of the test type at least once.
+    cls = _kitchen_sink()
+    rng = random.Random(6)
+    seen: set[str] = set()
+    for i in range(400):
+        seen.update(fd.name for fd, _ in fill(cls(), rng, depth=1 + i % 4).ListFields())
+    assert seen == {fd.name for fd in cls.DESCRIPTOR.fields}
+
+
+def _ts(seconds: int, nanos: int) -> timestamp_pb2.Timestamp:
+    return timestamp_pb2.Timestamp(seconds=seconds, nanos=nanos)
+
+
+def _fixtures() -> list[message.Message]:
+    task = pb.Task(
+        id="t", context_id="c", status=pb.TaskStatus(state=pb.TASK_STATE_WORKING, timestamp=_ts(1, 0))
+    )
+    task.history.add(message_id="m", role=pb.ROLE_USER, parts=[text_part("x"), file_part(b"\x01" * 100)])
+    task.artifacts.add(artifact_id="a", parts=[data_part([1, "two", None, 2.5, {"b": 18.0, "a": [1e300]}])])
+    task.metadata.update({"k": {"nested": True}, "n": 18, "f": 0.25})
+    card = pb.AgentCard(name="n", capabilities=pb.AgentCapabilities())
+    card.skills.add(id="s", name="S")
+    return [
+        pb.ListTasksResponse(),
+        pb.ListTasksResponse(tasks=[task], next_page_token="x", page_size=1, total_size=7),
+        pb.Task(id="t", status=pb.TaskStatus(state=pb.TASK_STATE_WORKING)),
+        pb.ListTasksRequest(page_size=0, include_artifacts=False),
+        card,
+        load_agent("echo").card,
+        pb.StreamResponse(message=pb.Message(message_id="m")),
+        pb.StreamResponse(task=task),
+        pb.SendMessageResponse(task=task),
+        pb.Part(raw=b"\x00\xff\x10", media_type="application/octet-stream"),
+        pb.Message(role=pb.ROLE_AGENT, parts=[text_part("Grüße \u2028 ✓")]),
+        pb.TaskStatus(timestamp=_ts(1_796_000_000, 123_456_789)),
+        pb.TaskStatus(timestamp=_ts(253402300800, 0)),  # past year 9999: json_format refuses it
+        pb.TaskStatus(timestamp=_ts(0, -1)),
+        struct_pb2.Struct(),
+        _ts(5, 5),
+    ]
+
+
+@pytest.mark.parametrize("msg", _fixtures(), ids=lambda m: m.DESCRIPTOR.name)
+def test_fixtures(msg: message.Message) -> None:
+    _same(msg)
+
+
+def test_nan_in_a_value_raises_like_json_format() -> None:
+    part = pb.Part()
+    part.data.number_value = float("nan")
+    with pytest.raises(Exception) as want:
+        codec.to_dict_reference(part)
+    with pytest.raises(type(want.value), match="NaN"):
+        codec.to_dict(part)
+
+
+def test_json_value_matches_the_reference() -> None:
+    rng = random.Random(3)
+    for _ in range(200):
+        value = fill(struct_pb2.Value(), rng)
+        assert codec.json_value(value) == codec._whole(json_format.MessageToDict(value))
+
+
+def test_the_encoder_is_compiled_for_a2a_types() -> None:
+    # Guards the speed-up itself: A2A types do not end up on the reference path.
+    codec.to_dict(pb.SendMessageResponse(task=pb.Task(id="t")))
+    for name in ("lf.a2a.v1.SendMessageResponse", "lf.a2a.v1.Task", "lf.a2a.v1.AgentCard"):
+        codec.to_dict(codec.message_class(pb.DESCRIPTOR.pool.FindMessageTypeByName(name))())
+        assert codec._ENCODERS[name] is not codec.to_dict_reference
