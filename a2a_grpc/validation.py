@@ -12,7 +12,9 @@ per problem, using proto field paths such as ``message.parts[0]``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from google.api import field_behavior_pb2
 from google.protobuf import descriptor
@@ -28,15 +30,16 @@ _REQUIRED = field_behavior_pb2.REQUIRED
 ID_FIELDS = frozenset({"id", "task_id", "context_id", "tenant"})
 _WELL_KNOWN = ("google.protobuf.",)
 _MAX_VIOLATIONS = 20
+_NON_NEGATIVE = frozenset({"history_length", "page_size"})
 
 
 @cache
 def _required(desc: descriptor.Descriptor) -> tuple[descriptor.FieldDescriptor, ...]:
     out = []
-    for field in desc.fields:
-        behaviors = field.GetOptions().Extensions[field_behavior_pb2.field_behavior]
+    for fd in desc.fields:
+        behaviors = fd.GetOptions().Extensions[field_behavior_pb2.field_behavior]
         if _REQUIRED in behaviors:
-            out.append(field)
+            out.append(fd)
     return tuple(out)
 
 
@@ -51,52 +54,202 @@ def check_id(value: str) -> str | None:
     return None
 
 
+def _check_field(fd: descriptor.FieldDescriptor, value: Any, name: str, out: list[FieldViolation]) -> None:
+    """The per-field rules for one set field (any type): the generic form of a
+    :class:`_Plan`'s checks, used when a plan cannot be (see :func:`_walk`)."""
+    if fd.type == _FD.TYPE_ENUM:
+        enum = fd.enum_type
+        assert enum is not None
+        values = list(value) if fd.is_repeated else [value]
+        out.extend(
+            FieldViolation(name, f"unknown {enum.name} value {v}")
+            for v in values
+            if enum.values_by_number.get(v) is None
+        )
+    elif fd.type == _FD.TYPE_STRING and fd.name in ID_FIELDS and not fd.is_repeated:
+        reason = check_id(value)
+        if reason:
+            out.append(FieldViolation(name, reason))
+    elif fd.type in (_FD.TYPE_INT32, _FD.TYPE_INT64) and fd.name in _NON_NEGATIVE:
+        if value < 0:
+            out.append(FieldViolation(name, "must not be negative"))
+    elif fd.type == _FD.TYPE_MESSAGE:
+        if fd.message_type is None or fd.message_type.GetOptions().map_entry:
+            return
+        if fd.is_repeated:
+            for i, item in enumerate(value):
+                _walk(item, f"{name}[{i}]", out)
+        else:
+            _walk(value, name, out)
+
+
+# What a plan does with one field: the kinds below, in field-number order.
+_ENUM, _ENUM_LIST, _ID, _NON_NEG, _CHILD, _CHILD_LIST = range(6)
+# What a REQUIRED field must hold: non-empty (repeated), presence (message), non-zero (enum), truthy.
+_REQ_LIST, _REQ_MESSAGE, _REQ_ENUM, _REQ_VALUE = range(4)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What :func:`_walk` checks in one message type, derived once from its
+    descriptor: the REQUIRED fields, whether it is ``lf.a2a.v1.Part``, and the
+    fields with a rule (enums, ids, non-negative counts, and message children
+    whose own plan is not empty), in field-number order (``ListFields``'s)."""
+
+    required: list[tuple[str, int]] = field(default_factory=list)  # (proto name, _REQ_*)
+    part: bool = False
+    # (proto name, kind, known enum numbers or child plan)
+    checks: list[tuple[str, int, Any]] = field(default_factory=list)
+    building: bool = True
+
+    def empty(self) -> bool:
+        return not (self.building or self.required or self.part or self.checks)
+
+
+_PLANS: dict[str, _Plan] = {}
+_EMPTY = _Plan(building=False)
+
+
+def _plan(desc: Any) -> _Plan:
+    plan = _PLANS.get(desc.full_name)
+    if plan is not None:
+        return plan
+    if desc.full_name.startswith(_WELL_KNOWN):
+        _PLANS[desc.full_name] = _EMPTY
+        return _EMPTY
+    plan = _PLANS[desc.full_name] = _Plan()
+    for fd in _required(desc):
+        if fd.is_repeated:
+            kind = _REQ_LIST
+        elif fd.type == _FD.TYPE_MESSAGE:
+            kind = _REQ_MESSAGE
+        elif fd.type == _FD.TYPE_ENUM:
+            kind = _REQ_ENUM
+        else:
+            kind = _REQ_VALUE
+        plan.required.append((fd.name, kind))
+    plan.part = desc.name == "Part" and desc.full_name == "lf.a2a.v1.Part"
+    for fd in sorted(desc.fields, key=lambda f: f.number):
+        if fd.type == _FD.TYPE_ENUM:
+            assert fd.enum_type is not None
+            known = frozenset(fd.enum_type.values_by_number)
+            plan.checks.append((fd.name, _ENUM_LIST if fd.is_repeated else _ENUM, (fd.enum_type.name, known)))
+        elif fd.type == _FD.TYPE_STRING and fd.name in ID_FIELDS and not fd.is_repeated:
+            plan.checks.append((fd.name, _ID, None))
+        elif fd.type in (_FD.TYPE_INT32, _FD.TYPE_INT64) and fd.name in _NON_NEGATIVE:
+            plan.checks.append((fd.name, _NON_NEG, None))
+        elif fd.type == _FD.TYPE_MESSAGE:
+            child_desc = fd.message_type
+            if child_desc is None or child_desc.GetOptions().map_entry:
+                continue
+            child = _plan(child_desc)
+            if not child.empty():
+                plan.checks.append((fd.name, _CHILD_LIST if fd.is_repeated else _CHILD, child))
+    plan.building = False
+    return plan
+
+
 def _walk(msg: ProtoMessage, path: str, out: list[FieldViolation]) -> None:
+    _walk_plan(msg, _plan(msg.DESCRIPTOR), path, out)
+
+
+def _walk_plan(msg: ProtoMessage, plan: _Plan, path: str, out: list[FieldViolation]) -> None:
+    prefix = f"{path}." if path else ""
+    for fname, req in plan.required:
+        if req == _REQ_LIST:
+            if len(getattr(msg, fname)) == 0:
+                out.append(FieldViolation(prefix + fname, "is required and must not be empty"))
+        elif req == _REQ_MESSAGE:
+            if not msg.HasField(fname):
+                out.append(FieldViolation(prefix + fname, "is required"))
+        elif req == _REQ_ENUM:
+            if getattr(msg, fname) == 0:
+                out.append(FieldViolation(prefix + fname, "is required (UNSPECIFIED is not a value)"))
+        elif not getattr(msg, fname):
+            out.append(FieldViolation(prefix + fname, "is required"))
+    if plan.part and msg.WhichOneof("content") is None:
+        out.append(FieldViolation(path or "part", "must have content: one of text, raw, url or data"))
+    if len(out) >= _MAX_VIOLATIONS:
+        # The violation cap is checked after each set field, so with the cap
+        # already reached only the first set field is still looked at.
+        listed = msg.ListFields()
+        if listed:
+            fd, value = listed[0]
+            _check_field(fd, value, prefix + fd.name, out)
+        return
+    for fname, kind, arg in plan.checks:
+        if kind == _CHILD:
+            if not msg.HasField(fname):
+                continue
+            _walk_plan(getattr(msg, fname), arg, prefix + fname, out)
+        elif kind == _CHILD_LIST:
+            items = getattr(msg, fname)
+            if not items:
+                continue
+            name = prefix + fname
+            for i, item in enumerate(items):
+                _walk_plan(item, arg, f"{name}[{i}]", out)
+        elif kind == _ID:
+            value = getattr(msg, fname)
+            if not value:
+                continue
+            reason = check_id(value)
+            if reason:
+                out.append(FieldViolation(prefix + fname, reason))
+        elif kind == _ENUM:
+            value = getattr(msg, fname)
+            if value in arg[1]:
+                continue
+            out.append(FieldViolation(prefix + fname, f"unknown {arg[0]} value {value}"))
+        elif kind == _ENUM_LIST:
+            enum_name, known = arg
+            out.extend(
+                FieldViolation(prefix + fname, f"unknown {enum_name} value {v}")
+                for v in getattr(msg, fname)
+                if v not in known
+            )
+        elif getattr(msg, fname) < 0:  # _NON_NEG
+            out.append(FieldViolation(prefix + fname, "must not be negative"))
+        if len(out) >= _MAX_VIOLATIONS:
+            return
+
+
+def _walk_reference(msg: ProtoMessage, path: str, out: list[FieldViolation]) -> None:
+    """The descriptor-walking form of :func:`_walk` (no plans), kept for the
+    equivalence tests."""
     desc = msg.DESCRIPTOR
     if desc.full_name.startswith(_WELL_KNOWN):
         return
     prefix = f"{path}." if path else ""
-    for field in _required(desc):
-        name = prefix + field.name
-        if field.is_repeated:
-            if len(getattr(msg, field.name)) == 0:
+    for fd in _required(desc):
+        name = prefix + fd.name
+        if fd.is_repeated:
+            if len(getattr(msg, fd.name)) == 0:
                 out.append(FieldViolation(name, "is required and must not be empty"))
-        elif field.type == _FD.TYPE_MESSAGE:
-            if not msg.HasField(field.name):
+        elif fd.type == _FD.TYPE_MESSAGE:
+            if not msg.HasField(fd.name):
                 out.append(FieldViolation(name, "is required"))
-        elif field.type == _FD.TYPE_ENUM:
-            if getattr(msg, field.name) == 0:
+        elif fd.type == _FD.TYPE_ENUM:
+            if getattr(msg, fd.name) == 0:
                 out.append(FieldViolation(name, "is required (UNSPECIFIED is not a value)"))
-        elif not getattr(msg, field.name):
+        elif not getattr(msg, fd.name):
             out.append(FieldViolation(name, "is required"))
     if desc.name == "Part" and desc.full_name == "lf.a2a.v1.Part" and msg.WhichOneof("content") is None:
         out.append(FieldViolation(path or "part", "must have content: one of text, raw, url or data"))
-    for field, value in msg.ListFields():
-        name = prefix + field.name
-        if field.type == _FD.TYPE_ENUM:
-            enum = field.enum_type
-            assert enum is not None
-            values = list(value) if field.is_repeated else [value]
-            out.extend(
-                FieldViolation(name, f"unknown {enum.name} value {v}")
-                for v in values
-                if enum.values_by_number.get(v) is None
-            )
-        elif field.type == _FD.TYPE_STRING and field.name in ID_FIELDS and not field.is_repeated:
-            reason = check_id(value)
-            if reason:
-                out.append(FieldViolation(name, reason))
-        elif field.type in (_FD.TYPE_INT32, _FD.TYPE_INT64) and field.name in ("history_length", "page_size"):
-            if value < 0:
-                out.append(FieldViolation(name, "must not be negative"))
-        elif field.type == _FD.TYPE_MESSAGE:
-            if field.message_type is None or field.message_type.GetOptions().map_entry:
-                continue
-            if field.is_repeated:
+    for fd, value in msg.ListFields():
+        name = prefix + fd.name
+        if (
+            fd.type == _FD.TYPE_MESSAGE
+            and fd.message_type is not None
+            and not fd.message_type.GetOptions().map_entry
+        ):
+            if fd.is_repeated:
                 for i, item in enumerate(value):
-                    _walk(item, f"{name}[{i}]", out)
+                    _walk_reference(item, f"{name}[{i}]", out)
             else:
-                _walk(value, name, out)
+                _walk_reference(value, name, out)
+        else:
+            _check_field(fd, value, name, out)
         if len(out) >= _MAX_VIOLATIONS:
             return
 
