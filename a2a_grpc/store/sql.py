@@ -13,17 +13,30 @@ Tables (names start with ``table_prefix``, ``a2a_`` by default):
 - ``push_configs``: seq (creation order), tenant, owner_user, task_id, id, data
 - ``push_outbox``: seq, task_id, config_id, event_id, payload, attempts,
   next_attempt_at (Unix seconds), state, last_error
+
+Speed (issue 6, hot spot 1): statements are built once with bound
+parameters (SQLAlchemy compiles each shape once and reuses it from its
+compiled cache); one write transaction is one ``AsyncConnection.begin()``
+with as few statements as the change needs; terminal tasks, which never change
+again (spec §9.1), are served from a small bounded cache. On SQLite each
+statement costs a round trip to aiosqlite's worker thread, which dominates;
+:class:`_OneTripConnection` makes that one trip per statement (execute, fetch
+and close together) instead of four, underneath SQLAlchemy, so the SQL and the
+code above it stay the same for every database.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -37,6 +50,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    bindparam,
     delete,
     event,
     func,
@@ -61,7 +75,7 @@ from a2a_grpc.store.base import (
     VersionConflictError,
 )
 from a2a_grpc.store.memory import status_ts_ms
-from a2a_grpc.types import pb
+from a2a_grpc.types import is_terminal, pb
 
 __all__ = ["SqlTaskStore", "async_url"]
 
@@ -154,7 +168,12 @@ def _schema(prefix: str) -> tuple[MetaData, Table, Table, Table]:
     o = outbox.c
     Index(f"{prefix}push_outbox_due", o.state, o.next_attempt_at, o.seq)
     Index(f"{prefix}push_outbox_config", o.task_id, o.config_id, o.state)
+
     return md, tasks, configs, outbox
+
+
+#: Terminal tasks kept in memory per store (spec §9.1: they never change again).
+TERMINAL_CACHE_SIZE = 4096
 
 
 class SqlTaskStore:
@@ -165,6 +184,10 @@ class SqlTaskStore:
     or ``postgresql://USER@HOST[:PORT]/DB``; ``table_prefix`` lets several
     stores share one database. Construction only checks the URL (ValueError
     when unsupported); ``open()`` connects and creates missing tables.
+
+    Several processes may share one database: every task write is a
+    compare-and-swap on the version, and the only task state held in memory is
+    terminal (never changes).
     """
 
     def __init__(self, url: str, *, table_prefix: str = "a2a_", echo: bool = False) -> None:
@@ -177,6 +200,29 @@ class SqlTaskStore:
         # SQLite has one writer at a time: queue this process's writers here
         # instead of spinning on "database is locked".
         self._write_lock = asyncio.Lock() if self._is_sqlite else None
+        # ... through one connection kept open for them (no pool round per write).
+        self._writer: AsyncConnection | None = None
+        self._terminal: OrderedDict[tuple[str, str, str], tuple[bytes, int]] = OrderedDict()
+        self._build_statements()
+
+    def _build_statements(self) -> None:
+        """The task statements, built once: only bound values change per call."""
+        t = self._tasks.c
+        owned = (t.tenant == bindparam("b_tenant"), t.owner_user == bindparam("b_user"))
+        self._st_insert_task = insert(self._tasks).prefix_with(DEFERRED)
+        self._st_get = select(t.data, t.version, t.state).where(t.id == bindparam("b_id"), *owned)
+        self._st_update = (
+            update(self._tasks)
+            .where(t.id == bindparam("b_id"), *owned, t.version == bindparam("b_expected"))
+            .values(
+                context_id=bindparam("b_context"),
+                state=bindparam("b_state"),
+                status_ts_ms=bindparam("b_ts"),
+                version=bindparam("b_version"),
+                data=bindparam("b_data"),
+            )
+        )
+        self._st_insert_outbox = insert(self._outbox).prefix_with(DEFERRED)
 
     @property
     def engine(self) -> AsyncEngine:
@@ -193,10 +239,11 @@ class SqlTaskStore:
         if self._is_sqlite:
             database = self.url.database or ""
             if database in ("", ":memory:"):
+                database = ":memory:"
                 kwargs["poolclass"] = StaticPool
             elif not database.startswith("file:"):
-                await asyncio.to_thread(_make_parent_dir, database)
-            kwargs["connect_args"] = {"timeout": 30}
+                database = await asyncio.to_thread(_make_parent_dir, database)
+            kwargs["async_creator"] = _one_trip_creator(database, uri=database.startswith("file:"))
         else:
             kwargs["pool_pre_ping"] = True
         engine = create_async_engine(self.url, **kwargs)
@@ -205,6 +252,8 @@ class SqlTaskStore:
         try:
             async with engine.begin() as conn:
                 await conn.run_sync(self.metadata.create_all)
+            if self._is_sqlite:
+                self._writer = await engine.connect()
         except BaseException:
             await engine.dispose()
             raise
@@ -212,12 +261,19 @@ class SqlTaskStore:
 
     async def close(self) -> None:
         """Closes every pooled connection; ``open()`` may be called again."""
+        self._terminal.clear()
         if self._engine is not None:
             engine, self._engine = self._engine, None
-            await engine.dispose()
+            writer, self._writer = self._writer, None
+            try:
+                if writer is not None:
+                    await writer.close()
+            finally:
+                await engine.dispose()
 
     async def drop_all(self) -> None:
         """Drops this store's tables (tests and maintenance; not part of TaskStore)."""
+        self._terminal.clear()
         async with self.engine.begin() as conn:
             await conn.run_sync(self.metadata.drop_all)
 
@@ -228,8 +284,20 @@ class SqlTaskStore:
             async with self.engine.begin() as conn:
                 yield conn
         else:
-            async with self._write_lock, self.engine.begin() as conn:
-                yield conn
+            async with self._write_lock:
+                writer = self._writer
+                if writer is None:
+                    raise RuntimeError("SqlTaskStore is not open: await store.open() first")
+                async with writer.begin():
+                    yield writer
+
+    # --- in-memory knowledge that stays true ----------------------------------
+
+    def _remember_terminal(self, key: tuple[str, str, str], data: bytes, version: int) -> None:
+        self._terminal[key] = (data, version)
+        self._terminal.move_to_end(key)
+        if len(self._terminal) > TERMINAL_CACHE_SIZE:
+            self._terminal.popitem(last=False)
 
     # --- tasks ---------------------------------------------------------------
 
@@ -237,38 +305,51 @@ class SqlTaskStore:
         """Inserts ``task`` at version 1 and returns 1.
 
         Raises TaskExistsError if ``task.id`` is taken by any owner."""
+        state = task.status.state
+        data = task.SerializeToString()
         try:
             async with self._write() as conn:
                 await conn.execute(
-                    insert(self._tasks).values(
-                        id=task.id,
-                        tenant=owner.tenant,
-                        owner_user=owner.user,
-                        context_id=task.context_id,
-                        state=task.status.state,
-                        status_ts_ms=status_ts_ms(task),
-                        version=1,
-                        data=task.SerializeToString(),
-                    )
+                    self._st_insert_task,
+                    {
+                        "id": task.id,
+                        "tenant": owner.tenant,
+                        "owner_user": owner.user,
+                        "context_id": task.context_id,
+                        "state": state,
+                        "status_ts_ms": status_ts_ms(task),
+                        "version": 1,
+                        "data": data,
+                    },
                 )
         except IntegrityError as exc:
             raise TaskExistsError(task.id) from exc
+        if is_terminal(state):
+            self._remember_terminal((task.id, owner.tenant, owner.user), data, 1)
         return 1
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
-        """The task and its version, or None when missing or not ``owner``'s."""
-        t = self._tasks.c
+        """The task and its version, or None when missing or not ``owner``'s.
+
+        Terminal tasks come from memory after their first read or write."""
+        key = (task_id, owner.tenant, owner.user)
+        cached = self._terminal.get(key)
+        if cached is not None:
+            self._terminal.move_to_end(key)
+            return StoredTask(pb.Task.FromString(cached[0]), cached[1])
         async with self.engine.connect() as conn:
             row = (
                 await conn.execute(
-                    select(t.data, t.version).where(
-                        t.id == task_id, t.tenant == owner.tenant, t.owner_user == owner.user
-                    )
+                    self._st_get, {"b_id": task_id, "b_tenant": owner.tenant, "b_user": owner.user}
                 )
             ).first()
         if row is None:
             return None
-        return StoredTask(pb.Task.FromString(row.data), row.version)
+        data, version, state = row
+        task = pb.Task.FromString(data)
+        if is_terminal(state):
+            self._remember_terminal(key, bytes(data), version)
+        return StoredTask(task, version)
 
     async def update(
         self,
@@ -278,35 +359,38 @@ class SqlTaskStore:
         *,
         outbox: Sequence[OutboxEntry] = (),
     ) -> int:
-        """``UPDATE ... WHERE id AND version = expected_version`` plus the
+        """``UPDATE ... WHERE id AND version = expected_version`` and the
         ``outbox`` inserts, in one transaction; returns the new version.
 
         Raises VersionConflictError (nothing written) when no row matched:
         the version moved on, or the task is missing or not ``owner``'s."""
-        t = self._tasks.c
+        state, context_id = task.status.state, task.context_id
+        data = task.SerializeToString()
+        version = expected_version + 1
+        where = {
+            "b_id": task.id,
+            "b_tenant": owner.tenant,
+            "b_user": owner.user,
+            "b_expected": expected_version,
+        }
         async with self._write() as conn:
             result = await conn.execute(
-                update(self._tasks)
-                .where(
-                    t.id == task.id,
-                    t.tenant == owner.tenant,
-                    t.owner_user == owner.user,
-                    t.version == expected_version,
-                )
-                .values(
-                    context_id=task.context_id,
-                    state=task.status.state,
-                    status_ts_ms=status_ts_ms(task),
-                    version=expected_version + 1,
-                    data=task.SerializeToString(),
-                )
+                self._st_update,
+                {
+                    **where,
+                    "b_context": context_id,
+                    "b_state": state,
+                    "b_ts": status_ts_ms(task),
+                    "b_version": version,
+                    "b_data": data,
+                },
             )
             if result.rowcount != 1:
                 raise VersionConflictError(task.id)
             if outbox:
                 now = time.time()
                 await conn.execute(
-                    insert(self._outbox),
+                    self._st_insert_outbox,
                     [
                         {
                             "task_id": e.task_id,
@@ -321,7 +405,12 @@ class SqlTaskStore:
                         for e in outbox
                     ],
                 )
-        return expected_version + 1
+        key = (task.id, owner.tenant, owner.user)
+        if is_terminal(state):
+            self._remember_terminal(key, data, version)
+        else:
+            self._terminal.pop(key, None)
+        return version
 
     def _filters(self, owner: Owner, query: ListQuery) -> list[Any]:
         t = self._tasks.c
@@ -516,9 +605,169 @@ class SqlTaskStore:
             )
 
 
+# --- SQLite driver connection ------------------------------------------------
+#
+# aiosqlite runs every call on one worker thread per connection; SQLAlchemy's
+# adapter makes four calls per statement (open a cursor, execute, fetch,
+# close), and each thread round trip costs far more than SQLite's own work.
+# These two classes do all four in one trip. They sit below SQLAlchemy (handed
+# to it with ``create_async_engine(async_creator=...)``), so the statements,
+# transactions and the code above stay the ones PostgreSQL runs.
+
+
+#: Marks an INSERT whose result nobody reads (no rowcount, no generated key):
+#: on SQLite it waits and goes to the worker thread together with the next
+#: statement or the COMMIT, still inside the same transaction. Other databases
+#: see an SQL comment.
+DEFERRED = "/* a2a:deferred */"
+
+_Statement = tuple[str, Any, bool]  # (sql, parameters, executemany)
+
+
+def _run_statements(
+    conn: sqlite3.Connection, pending: list[_Statement], sql: str, parameters: Any, many: bool
+) -> tuple[Any, list[Any], int, int | None]:
+    """On the worker thread: runs the deferred statements, then this one, and
+    returns its description, all its rows, rowcount and lastrowid."""
+    cursor = conn.cursor()
+    try:
+        for p_sql, p_parameters, p_many in pending:
+            if p_many:
+                cursor.executemany(p_sql, p_parameters)
+            else:
+                cursor.execute(p_sql, p_parameters)
+        if many:
+            cursor.executemany(sql, parameters)
+        else:
+            cursor.execute(sql, parameters if parameters is not None else ())
+        rows = cursor.fetchall() if cursor.description else []
+        return cursor.description, rows, cursor.rowcount, cursor.lastrowid
+    finally:
+        cursor.close()
+
+
+def _commit_statements(conn: sqlite3.Connection, pending: list[_Statement]) -> None:
+    """On the worker thread: runs the deferred statements and commits; rolls
+    back (and raises) if one fails, so the transaction is all or nothing."""
+    try:
+        cursor = conn.cursor()
+        try:
+            for sql, parameters, many in pending:
+                if many:
+                    cursor.executemany(sql, parameters)
+                else:
+                    cursor.execute(sql, parameters)
+        finally:
+            cursor.close()
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+class _OneTripCursor:
+    """The aiosqlite cursor surface SQLAlchemy's adapter uses, where
+    ``execute``/``executemany`` make one worker-thread trip (none for a
+    :data:`DEFERRED` statement) and the rows, rowcount and lastrowid are read
+    from memory afterwards."""
+
+    arraysize = 1
+
+    def __init__(self, conn: _OneTripConnection) -> None:
+        self._conn = conn
+        self.description: Any = None
+        self.rowcount = -1
+        self.lastrowid: int | None = None
+        self._rows: list[Any] = []
+
+    async def __aenter__(self) -> _OneTripCursor:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def _run(self, sql: str, parameters: Any, many: bool) -> _OneTripCursor:
+        conn = self._conn
+        if DEFERRED in sql[:40]:
+            conn.pending.append((sql, parameters if parameters is not None else (), many))
+            self.description, self._rows, self.rowcount, self.lastrowid = None, [], -1, None
+            return self
+        pending, conn.pending = conn.pending, []
+        self.description, self._rows, self.rowcount, self.lastrowid = await conn._execute(
+            _run_statements, conn._conn, pending, sql, parameters, many
+        )
+        return self
+
+    async def execute(self, sql: str, parameters: Any = None) -> _OneTripCursor:
+        return await self._run(sql, parameters, False)
+
+    async def executemany(self, sql: str, parameters: Any) -> _OneTripCursor:
+        return await self._run(sql, parameters, True)
+
+    async def fetchall(self) -> list[Any]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    async def fetchone(self) -> Any:
+        return self._rows.pop(0) if self._rows else None
+
+    async def fetchmany(self, size: int | None = None) -> list[Any]:
+        n = self.arraysize if size is None else size
+        rows, self._rows = self._rows[:n], self._rows[n:]
+        return rows
+
+    async def close(self) -> None:
+        self._rows = []
+
+
+class _OneTripConnection(aiosqlite.Connection):
+    """An aiosqlite connection whose cursors make one trip per statement,
+    whose :data:`DEFERRED` inserts ride along with the next trip, and whose
+    commit/rollback make no trip when there is nothing to do."""
+
+    def __init__(self, connector: Callable[[], sqlite3.Connection]) -> None:
+        super().__init__(connector, iter_chunk_size=64)
+        self._thread.daemon = True  # as SQLAlchemy does for its own aiosqlite connections
+        self.pending: list[_Statement] = []
+
+    def cursor(self) -> _OneTripCursor:  # type: ignore[override]
+        return _OneTripCursor(self)
+
+    async def commit(self) -> None:
+        pending, self.pending = self.pending, []
+        if pending:
+            await self._execute(_commit_statements, self._conn, pending)
+        elif self._connection is not None and self._connection.in_transaction:
+            await super().commit()
+
+    async def rollback(self) -> None:
+        self.pending = []
+        if self._connection is not None and self._connection.in_transaction:
+            await super().rollback()
+
+
+def _one_trip_creator(database: str, *, uri: bool) -> Callable[[], Any]:
+    """The ``async_creator`` for SQLite: what ``sqlite3.connect`` would get
+    from SQLAlchemy's URL (absolute path, ``uri`` for ``file:`` names) plus a
+    30 s busy timeout."""
+
+    def connector() -> sqlite3.Connection:
+        return sqlite3.connect(database, timeout=30, uri=uri)
+
+    async def create() -> _OneTripConnection:
+        connection = _OneTripConnection(connector)
+        await connection  # starts the worker thread and connects on it
+        return connection
+
+    return create
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     """Per-connection SQLite settings: WAL (readers never block the writer),
-    NORMAL sync (durable at checkpoints, safe with WAL) and a busy timeout."""
+    a busy timeout, and ``synchronous=NORMAL``: with WAL a commit is durable
+    against a crash of the process (the WAL is written before COMMIT returns);
+    only a power loss or OS crash can lose the last transactions before a
+    checkpoint — never corrupt the database. FULL would fsync on every commit."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
@@ -526,5 +775,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def _make_parent_dir(database: str) -> None:
-    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+def _make_parent_dir(database: str) -> str:
+    """Creates the database file's directory; returns the file's absolute path."""
+    path = Path(database).expanduser().absolute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return str(path)

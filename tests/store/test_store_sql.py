@@ -15,6 +15,8 @@ from a2a_grpc.store import (
     ListQuery,
     OutboxEntry,
     SqlTaskStore,
+    TaskExistsError,
+    VersionConflictError,
     default_store_url,
     open_store,
 )
@@ -202,3 +204,69 @@ def test_outbox_entry_payload_roundtrip_type() -> None:
     resp = pb.StreamResponse(task=make_task("t1"))
     e = OutboxEntry(task_id="t1", config_id="c", event_id="t1:1", payload=resp.SerializeToString())
     assert pb.StreamResponse.FromString(e.payload) == resp
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def test_two_stores_on_one_database_stay_consistent(backend: str, tmp_path: Path) -> None:
+    # Two server processes on one database: each store only keeps what cannot
+    # go stale (terminal tasks; facts keyed by version), so each sees the
+    # other's writes, and the counts move right whichever store writes.
+    prefix = unique_prefix()
+    first = await make_sql_store(backend, tmp_path, prefix)
+    second = await make_sql_store(backend, tmp_path, prefix)
+    await first.open()
+    await second.open()
+    try:
+        await first.create(make_task("t1", context_id="ctx-a"), ALICE)
+        got = await second.get("t1", ALICE)
+        assert got is not None and got.version == 1
+        assert await first.update(make_task("t1", context_id="ctx-b", state=WORKING), ALICE, 1) == 2
+        # second remembers version 1 only: its update must lose the race...
+        with pytest.raises(VersionConflictError):
+            await second.update(make_task("t1", state=COMPLETED), ALICE, 1)
+        # ...while an update at the right version (known without reading) moves
+        # the counts from what first wrote, not from what second saw before.
+        interrupted = make_task("t1", context_id="ctx-c", state=pb.TASK_STATE_INPUT_REQUIRED)
+        assert await second.update(interrupted, ALICE, 2) == 3
+        assert (await first.list_tasks(ALICE, ListQuery(context_id="ctx-c"))).total_size == 1
+        assert await first.update(make_task("t1", context_id="ctx-b", state=COMPLETED), ALICE, 3) == 4
+        for store in (first, second):
+            got = await store.get("t1", ALICE)
+            assert got is not None and got.version == 4 and got.task.status.state == COMPLETED
+            assert (await store.list_tasks(ALICE, ListQuery(state=WORKING))).total_size == 0
+            assert (await store.list_tasks(ALICE, ListQuery(state=COMPLETED))).total_size == 1
+            assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-a"))).total_size == 0
+            assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-c"))).total_size == 0
+            assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-b"))).total_size == 1
+            assert (await store.list_tasks(ALICE, ListQuery())).total_size == 1
+        # A terminal task read from memory is still a copy, and still owner-checked.
+        cached = await first.get("t1", ALICE)
+        assert cached is not None
+        cached.task.history.clear()
+        again = await first.get("t1", ALICE)
+        assert again is not None and len(again.task.history) == 1
+        assert await first.get("t1", Owner("acme", "bob")) is None
+    finally:
+        if backend == "postgresql":
+            await first.drop_all()
+        await first.close()
+        await second.close()
+
+
+async def test_sqlite_write_that_fails_at_commit_leaves_nothing(tmp_path: Path) -> None:
+    # On SQLite the insert and the count changes go to the database together
+    # with the COMMIT: a duplicate id must still roll all of them back.
+    store = SqlTaskStore(f"sqlite:///{tmp_path}/d.db")
+    await store.open()
+    try:
+        await store.create(make_task("t1", context_id="ctx-a"), ALICE)
+        with pytest.raises(TaskExistsError):
+            await store.create(make_task("t1", context_id="ctx-b", state=WORKING), ALICE)
+        assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-b"))).total_size == 0
+        assert (await store.list_tasks(ALICE, ListQuery(state=WORKING))).total_size == 0
+        assert (await store.list_tasks(ALICE, ListQuery())).total_size == 1
+        # The writer connection is usable afterwards.
+        assert await store.update(make_task("t1", state=WORKING), ALICE, 1) == 2
+        assert (await store.list_tasks(ALICE, ListQuery(state=WORKING))).total_size == 1
+    finally:
+        await store.close()
