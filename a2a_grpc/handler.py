@@ -106,6 +106,7 @@ class _Execution:
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     cancel_reason: str | None = None  # "cancel" or "shutdown"
     started: bool = False  # _drive is running (see _interrupt)
+    applying: bool = False  # _drive is inside _apply: never cancel the runner then (see _interrupt)
     push_configs: list[pb.TaskPushNotificationConfig] | None = None
     stream: Subscription | None = None  # the SendStreamingMessage caller's subscription
 
@@ -173,6 +174,7 @@ class RequestHandler:
         self.push = push
         self.bus = EventBus(buffer=self.config.subscriber_buffer)
         self._running: dict[str, _Execution] = {}
+        self._ended = 0  # executions ended so far (see _start)
         self._closing = False
 
     # ------------------------------------------------------------------ checks
@@ -270,6 +272,7 @@ class RequestHandler:
                     ],
                 ) from None
         existing: StoredTask | None = None
+        ended = self._ended
         if msg.task_id:
             existing = await self._get_task(msg.task_id, owner)
             task = existing.task
@@ -280,13 +283,7 @@ class RequestHandler:
                         f"context {msg.context_id} does not match task {task.id}'s context {task.context_id}",
                     )
                 )
-            if is_terminal(task.status.state):
-                raise A2AError(
-                    ErrorCode.UNSUPPORTED_OPERATION,
-                    f"task {task.id} is {pb.TaskState.Name(task.status.state)}; a terminal task accepts no "
-                    "more messages (start a new task, referencing it in referenceTaskIds)",
-                    metadata={"taskId": task.id},
-                )
+            _refuse_terminal(task)
             task_id, context_id = task.id, task.context_id
         else:
             task_id, context_id = new_id(), msg.context_id or new_id()
@@ -304,6 +301,11 @@ class RequestHandler:
         ex = _Execution(task_id, context_id, owner, message, existing, push_config)
         self._running[task_id] = ex  # no await since the busy check: one execution per task
         try:
+            if existing is not None and self._ended != ended:
+                # The previous execution of this task may have ended (terminal)
+                # after the task was read: read it again before the agent runs.
+                existing = ex.existing = await self._get_task(task_id, owner)
+                _refuse_terminal(existing.task)
             related: list[pb.Task] = []
             for ref in dict.fromkeys(msg.reference_task_ids):
                 if check_id(ref) is None:
@@ -402,7 +404,18 @@ class RequestHandler:
                 if ex.cancel_reason:  # interrupted before it could start
                     raise asyncio.CancelledError
                 async for event in agen:
-                    await self._apply_whole(ex, event)
+                    # _apply is never interrupted halfway (see _interrupt): a
+                    # store write cut short may have committed without its
+                    # event being published or ex.current updated.
+                    ex.applying = True
+                    try:
+                        await self._apply(ex, event)
+                    except Exception:
+                        if ex.cancel_reason:  # interrupted meanwhile: the interruption wins
+                            raise asyncio.CancelledError from None
+                        raise
+                    finally:
+                        ex.applying = False
                     if ex.reply is not None or (ex.current and is_terminal(ex.current.task.status.state)):
                         break
                     if ex.cancel_reason:
@@ -452,6 +465,7 @@ class RequestHandler:
                 await self._fail(ex, ErrorCode.INTERNAL, f"the agent failed: {type(exc).__name__}")
         finally:
             self._running.pop(ex.task_id, None)
+            self._ended += 1
             if not ex.committed.is_set():
                 # Nothing was stored: wake a streaming caller with the error.
                 self.bus.publish(ex.task_id, 0, pb.StreamResponse(), last=True)
@@ -463,25 +477,13 @@ class RequestHandler:
         cancelled before its coroutine starts never runs it — not even its
         ``finally`` — which would leave the task busy forever and its caller
         waiting; such an execution is only flagged and stops itself when
-        :meth:`_drive` starts."""
+        :meth:`_drive` starts. Cancelling is meant for the agent: while
+        :meth:`_drive` applies an event the execution is only flagged too,
+        and :meth:`_drive` stops itself once the event is fully applied (or
+        rejected)."""
         ex.cancel_reason = reason
-        if ex.started and ex.runner is not None:
+        if ex.started and not ex.applying and ex.runner is not None:
             ex.runner.cancel()
-
-    async def _apply_whole(self, ex: _Execution, event: object) -> None:
-        """:meth:`_apply`, never interrupted halfway: cancelling the execution
-        (CancelTask, shutdown) is meant for the agent, and a store write cut
-        short may have committed without its event being published or
-        ``ex.current`` updated. The cancellation is re-raised once the event
-        is fully applied (or rejected)."""
-        inner = asyncio.ensure_future(self._apply(ex, event))
-        try:
-            await asyncio.shield(inner)
-        except asyncio.CancelledError:
-            if not inner.done():
-                with contextlib.suppress(Exception):
-                    await inner
-            raise
 
     async def _fail(self, ex: _Execution, code: ErrorCode, text: str) -> None:
         """Makes the task FAILED, recording why (InvalidAgentResponse etc.)."""
@@ -1040,6 +1042,17 @@ class RequestHandler:
         if runners:
             await asyncio.wait(runners, timeout=5.0)
         self.bus.close_all()
+
+
+def _refuse_terminal(task: pb.Task) -> None:
+    """Raises UNSUPPORTED_OPERATION for a message to a terminal task (spec §3.1.1)."""
+    if is_terminal(task.status.state):
+        raise A2AError(
+            ErrorCode.UNSUPPORTED_OPERATION,
+            f"task {task.id} is {pb.TaskState.Name(task.status.state)}; a terminal task accepts no "
+            "more messages (start a new task, referencing it in referenceTaskIds)",
+            metadata={"taskId": task.id},
+        )
 
 
 def _encode_cursor(position: tuple[int, str], fingerprint: str) -> str:

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from google.protobuf import message_factory
 
 from a2a_grpc import validation
+from a2a_grpc.context import CallContext
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.handler import RequestHandler
+from a2a_grpc.store.memory import InMemoryTaskStore
 from a2a_grpc.types import now_timestamp, pb
 from tests.randmsg import fill
 
@@ -84,3 +90,136 @@ def test_validate_request_still_raises_invalid_params() -> None:
         "message.role",
         "message.parts[0]",
     ]
+
+
+# ---------------------------------------------------------------- uncancellable _apply
+
+
+class _GatedStore(InMemoryTaskStore):
+    """An in-memory store whose updates of a WORKING task with a status
+    message wait for ``gate`` (a slow write in progress)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.waiting = asyncio.Event()
+
+    async def update(self, task: pb.Task, owner: Any, expected_version: int, **kw: Any) -> int:
+        if task.status.state == pb.TASK_STATE_WORKING and task.status.HasField("message"):
+            self.waiting.set()
+            await self.gate.wait()
+        return await super().update(task, owner, expected_version, **kw)
+
+
+class _TwoStepAgent(AgentExecutor):
+    card = pb.AgentCard(name="two-step", capabilities=pb.AgentCapabilities(streaming=True))
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Any]:
+        try:
+            yield ctx.status(pb.TASK_STATE_WORKING)
+            yield ctx.status(pb.TASK_STATE_WORKING, "halfway")
+            await asyncio.sleep(30)
+            yield ctx.status(pb.TASK_STATE_COMPLETED, "done")
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+
+
+@pytest.mark.parametrize("reason", ["cancel", "shutdown"])
+async def test_an_interruption_during_a_store_write_waits_for_the_write(reason: str) -> None:
+    store = _GatedStore()
+    await store.open()
+    agent = _TwoStepAgent()
+    handler = RequestHandler(agent, store, agent.card)
+    call = CallContext.from_metadata("/lf.a2a.v1.A2AService/SendMessage", (("a2a-version", "1.0"),))
+    req = pb.SendMessageRequest(
+        message=pb.Message(message_id="m1", role=pb.ROLE_USER, parts=[pb.Part(text="go")]),
+        configuration=pb.SendMessageConfiguration(return_immediately=True),
+    )
+    task = (await handler.send_message(req, call)).task
+    await asyncio.wait_for(store.waiting.wait(), 5)  # _apply is inside store.update
+    cancel_call = CallContext.from_metadata("/lf.a2a.v1.A2AService/CancelTask", (("a2a-version", "1.0"),))
+    if reason == "cancel":
+        stopping = asyncio.ensure_future(handler.cancel_task(pb.CancelTaskRequest(id=task.id), cancel_call))
+    else:
+        stopping = asyncio.ensure_future(handler.close(grace_seconds=0))
+    for _ in range(20):  # the interruption is in, the write still waits
+        await asyncio.sleep(0)
+    store.gate.set()
+    await asyncio.wait_for(stopping, 5)
+    stored = await store.get(task.id, call.owner)
+    assert stored is not None
+    texts = [p.text for m in stored.task.history for p in m.parts]
+    assert "halfway" in texts  # the interrupted write was completed, not cut short
+    want = pb.TASK_STATE_CANCELED if reason == "cancel" else pb.TASK_STATE_FAILED
+    assert stored.task.status.state == want
+    assert not agent.cancelled  # stopped between events: the agent was never inside an await
+    await handler.close()
+    await store.close()
+
+
+class _AskAgent(AgentExecutor):
+    """Asks for input on a new task; completes on the answer."""
+
+    card = pb.AgentCard(name="ask", capabilities=pb.AgentCapabilities())
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Any]:
+        self.runs += 1
+        if ctx.task is None:
+            yield ctx.status(pb.TASK_STATE_INPUT_REQUIRED, "which one?")
+        else:
+            yield ctx.status(pb.TASK_STATE_COMPLETED, "done")
+
+
+class _SlowReadStore(InMemoryTaskStore):
+    """``get`` waits for ``gate`` while ``slow`` is set (a read in flight)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.slow = False
+        self.gate = asyncio.Event()
+        self.reading = asyncio.Event()
+
+    async def get(self, task_id: str, owner: Any) -> Any:
+        if self.slow:
+            self.slow = False
+            found = await super().get(task_id, owner)
+            self.reading.set()
+            await self.gate.wait()
+            return found
+        return await super().get(task_id, owner)
+
+
+async def test_a_follow_up_read_before_the_task_ended_does_not_run_the_agent() -> None:
+    store = _SlowReadStore()
+    await store.open()
+    agent = _AskAgent()
+    handler = RequestHandler(agent, store, agent.card)
+    call = CallContext.from_metadata("/lf.a2a.v1.A2AService/SendMessage", (("a2a-version", "1.0"),))
+
+    def send(text: str, task_id: str = "") -> Any:
+        msg = pb.Message(message_id=text, role=pb.ROLE_USER, parts=[pb.Part(text=text)], task_id=task_id)
+        return handler.send_message(pb.SendMessageRequest(message=msg), call)
+
+    task = (await send("ask")).task
+    assert task.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    store.slow = True
+    late = asyncio.ensure_future(send("late", task.id))  # reads INPUT_REQUIRED, then waits
+    await asyncio.wait_for(store.reading.wait(), 5)
+    done = (await send("answer", task.id)).task  # meanwhile another answer completes the task
+    assert done.status.state == pb.TASK_STATE_COMPLETED
+    for _ in range(100):  # let that execution end entirely (no longer busy)
+        await asyncio.sleep(0)
+    store.gate.set()
+    with pytest.raises(A2AError) as err:
+        await late
+    assert err.value.code == ErrorCode.UNSUPPORTED_OPERATION
+    assert agent.runs == 2  # the late message never reached the agent
+    await handler.close()
+    await store.close()
