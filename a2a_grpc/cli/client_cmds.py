@@ -576,6 +576,11 @@ def task_list(
     if opts.as_json:
         print_json(opts, result)
         return
+    if not result.tasks:
+        opts.out.print(
+            "no tasks" if not result.total_size else f"no tasks on this page of {result.total_size}"
+        )
+        return
     table = Table(title=f"{len(result.tasks)} of {result.total_size} tasks", title_justify="left")
     table.add_column("id", no_wrap=True)
     for col in ("context", "state", "updated (UTC)"):

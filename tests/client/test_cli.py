@@ -133,6 +133,7 @@ async def test_task_list_cancel_subscribe(server: A2AServer) -> None:
         (await cli("send", url, "slow 30", "--no-wait", "--json", "--context", "c-cli")).stdout
     )
     task_id = started["task"]["id"]
+    assert (await cli("task", "list", url, "--context", "none")).stdout == "no tasks\n"
     listed = json.loads((await cli("task", "list", url, "--context", "c-cli", "--json")).stdout)
     assert [t["id"] for t in listed["tasks"]] == [task_id]
     table = await cli("task", "list", url, "--status", "working")
