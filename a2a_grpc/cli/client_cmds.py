@@ -226,7 +226,7 @@ class Renderer:
 
     def _print_text(self, text: str, indent: str) -> None:
         self.shown.add(text.strip())
-        self.out.print(textwrap_indent(escape(text), indent))
+        self.out.print(_indent(escape(text), indent))
 
     def parts(self, parts: Sequence[pb.Part], indent: str = "") -> None:
         """Text parts as text, data parts as pretty JSON (a ``findings`` list
@@ -344,7 +344,7 @@ class Renderer:
             self.artifact(update.artifact, header=first)
 
 
-def textwrap_indent(text: str, indent: str) -> str:
+def _indent(text: str, indent: str) -> str:
     """``text`` with ``indent`` before each of its lines."""
     return "\n".join(indent + line for line in text.split("\n")) if indent else text
 

@@ -4,14 +4,19 @@ A2AServer: output, --json, exit codes and error reasons, never a traceback."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from rich.console import Console
 
 from a2a_grpc.cli import main
+from a2a_grpc.cli.client_cmds import Renderer
+from a2a_grpc.executor import data_part
 from a2a_grpc.server import A2AServer
+from a2a_grpc.types import pb
 from tests.client.conftest import BINDING_NAMES, base_url, dead_port
 
 
@@ -256,3 +261,23 @@ async def test_push_tables_name_the_task_once(push_server: A2AServer) -> None:
     assert made.stdout.count(task_id) == 1 and hook in made.stdout and "t0k" not in made.stdout
     listed = await cli("push", "list", url, task_id)
     assert f"1 push config for task {task_id}" in listed.stdout and listed.stdout.count(task_id) == 1
+
+
+def test_findings_data_shows_only_what_adds_something() -> None:
+    """Rendering alone (no transport): a skipped list the summary already names is left out, one it
+    does not name is listed, and keys the renderer does not know are shown as JSON."""
+
+    def render(shown: str, value: dict[str, object]) -> str:
+        buf = io.StringIO()
+        renderer = Renderer(Console(file=buf, width=120), "http://agent")
+        renderer.shown.add(shown)
+        renderer.artifact(pb.Artifact(artifact_id="a", name="review-findings", parts=[data_part(value)]))
+        return buf.getvalue()
+
+    skipped = [{"file": "README.md", "reason": "not a Python file"}]
+    value = {"findings": [], "summary": "0 findings", "skipped": skipped, "tool": "ruff"}
+    named = render("0 findings. Skipped 1: README.md (not a Python file).", value)
+    assert "README.md" not in named and '"tool": "ruff"' in named and "0 findings" in named
+    unnamed = render("something else", value)
+    assert unnamed.count("0 findings") == 2  # the table's title and the summary line
+    assert "skipped: README.md (not a Python file)" in unnamed
