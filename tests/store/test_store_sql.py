@@ -253,6 +253,61 @@ async def test_two_stores_on_one_database_stay_consistent(backend: str, tmp_path
         await second.close()
 
 
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def test_counts_are_rebuilt_for_a_database_written_without_them(backend: str, tmp_path: Path) -> None:
+    prefix = unique_prefix()
+    store = await make_sql_store(backend, tmp_path, prefix)
+    await store.open()
+    try:
+        for i in range(7):
+            task = make_task(f"t{i}", context_id=f"ctx-{i % 2}", state=WORKING if i % 3 else COMPLETED)
+            await store.create(task, ALICE if i < 5 else Owner("acme", "bob"))
+        async with store.engine.begin() as conn:
+            await conn.execute(text(f"DROP TABLE {prefix}task_counts"))
+    finally:
+        await store.close()
+    await store.open()
+    try:
+        await store.create(make_task("t7", context_id="ctx-1"), Owner("acme", "carol"))
+        # A bulk import behind the store's back, while no server runs.
+        async with store.engine.begin() as conn:
+            await conn.execute(
+                text(f"UPDATE {prefix}tasks SET owner_user = 'bob' WHERE owner_user = 'carol'")
+            )
+            await conn.execute(
+                text(
+                    f"INSERT INTO {prefix}tasks (id, tenant, owner_user, context_id, state, status_ts_ms,"
+                    " version, data) VALUES ('t8', 'acme', 'alice', 'ctx-1', :state, 0, 1, :data)"
+                ),
+                {
+                    "state": WORKING,
+                    "data": make_task("t8", context_id="ctx-1", state=WORKING).SerializeToString(),
+                },
+            )
+    finally:
+        await store.close()
+    await store.open()
+    try:
+        expected = {
+            ListQuery(): 6,
+            ListQuery(state=WORKING): 4,
+            ListQuery(state=COMPLETED): 2,
+            ListQuery(context_id="ctx-0"): 3,
+            ListQuery(context_id="ctx-1"): 3,
+        }
+        for query, total in expected.items():
+            assert (await store.list_tasks(ALICE, query)).total_size == total, query
+        assert (await store.list_tasks(Owner("acme", "bob"), ListQuery())).total_size == 3
+        assert (await store.list_tasks(Owner("acme", "carol"), ListQuery())).total_size == 0
+        # ...and kept from there on.
+        await store.create(make_task("t9", context_id="ctx-1"), ALICE)
+        assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-1"))).total_size == 4
+    finally:
+        if backend == "postgresql":
+            await store.drop_all()
+        await store.close()
+
+
 async def test_sqlite_write_that_fails_at_commit_leaves_nothing(tmp_path: Path) -> None:
     # On SQLite the insert and the count changes go to the database together
     # with the COMMIT: a duplicate id must still roll all of them back.

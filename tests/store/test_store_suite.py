@@ -405,3 +405,69 @@ async def test_list_matches_a_brute_force_model_after_many_updates(store: TaskSt
                         break
                     after = (page.tasks[-1].status.timestamp.ToMilliseconds(), page.tasks[-1].id)
                 assert walked == want, (context_id, state, since)
+
+
+async def test_total_size_matches_a_brute_force_count_for_every_filter(store: TaskStore) -> None:
+    # totalSize comes from maintained counts for no filter, one context or one
+    # state (SQL store), and from a COUNT for combined filters: either way it
+    # must equal counting the tasks, through creates, state and context
+    # changes, rejected duplicates and lost compare-and-swaps, per owner.
+    rng = random.Random(6)
+    owners = [ALICE, BOB, OTHER_TENANT]
+    contexts = ["ctx-a", "ctx-b", "ctx-c"]
+    states = [SUBMITTED, WORKING, pb.TASK_STATE_INPUT_REQUIRED, COMPLETED, pb.TASK_STATE_FAILED]
+    current: dict[str, tuple[Owner, pb.Task, int]] = {}
+
+    def brute(owner: Owner, context_id: str, state: int, since: int | None) -> int:
+        return sum(
+            1
+            for o, t, _v in current.values()
+            if o == owner
+            and (not context_id or t.context_id == context_id)
+            and (not state or t.status.state == state)
+            and (since is None or t.status.timestamp.ToMilliseconds() >= since)
+        )
+
+    async def check() -> None:
+        for owner in owners:
+            for context_id in ["", *contexts, "ctx-none"]:
+                for state in [0, *states]:
+                    for since in [None, 4000]:
+                        q = ListQuery(
+                            context_id=context_id, state=state, status_timestamp_after_ms=since, page_size=1
+                        )
+                        page = await store.list_tasks(owner, q)
+                        assert page.total_size == brute(owner, context_id, state, since), (
+                            owner,
+                            context_id,
+                            state,
+                            since,
+                        )
+
+    for i in range(30):
+        owner = owners[i % 3]
+        task = make_task(
+            f"t{i:02d}",
+            ts_ms=rng.randrange(8) * 1000,
+            context_id=rng.choice(contexts),
+            state=rng.choice(states),
+        )
+        assert await store.create(task, owner) == 1
+        current[task.id] = (owner, task, 1)
+    await check()
+
+    # A duplicate id is rejected and counts nothing.
+    with pytest.raises(TaskExistsError):
+        await store.create(make_task("t00", context_id="ctx-c", state=WORKING), BOB)
+    for _ in range(60):
+        task_id = rng.choice(sorted(current))
+        owner, _old, version = current[task_id]
+        task = make_task(
+            task_id, ts_ms=rng.randrange(8) * 1000, context_id=rng.choice(contexts), state=rng.choice(states)
+        )
+        if rng.random() < 0.2:  # a stale version or the wrong owner: nothing moves
+            with pytest.raises(VersionConflictError):
+                await store.update(task, owner if rng.random() < 0.5 else Owner("x", "y"), version + 1)
+            continue
+        current[task_id] = (owner, task, await store.update(task, owner, version))
+    await check()
