@@ -31,6 +31,10 @@ from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
 __all__ = ["A2AServer", "ServerConfig"]
 
 log = logging.getLogger("a2a_grpc.server")
+#: New gRPC calls grpc-core queues before the application accepts them (its
+#: defaults: 1,000, and 3,000 past which it cancels at once).
+_MAX_PENDING_CALLS = 20_000
+_MAX_PENDING_CALLS_HARD = 40_000
 
 
 @dataclass(slots=True)
@@ -127,6 +131,12 @@ class A2AServer:
                 ("grpc.max_receive_message_length", limit * 2 + 1024 * 1024),
                 ("grpc.max_send_message_length", limit * 2 + 1024 * 1024),
                 ("grpc.so_reuseport", 0),
+                # grpc-core ends new calls with CANCELLED beyond 1,000 (hard
+                # limit 3,000) not yet accepted by grpc.aio, which accepts them
+                # one at a time: a burst (thousands of SubscribeToTask streams,
+                # clients reconnecting after a restart) is queued instead.
+                ("grpc.server.max_pending_requests", _MAX_PENDING_CALLS),
+                ("grpc.server.max_pending_requests_hard_limit", _MAX_PENDING_CALLS_HARD),
             ]
         )
         _add_servicer(self.servicer, server)
