@@ -381,9 +381,9 @@ def render(
             "",
             "Times run from sending the completing message to the moment the client (one core, reading"
             f" every stream over {fan['channels']} HTTP/2 connections) saw the event, so they include the"
-            f" client's own cost. Streams are opened in waves of {fan['wave']}: grpc-core cancels new calls"
-            " beyond its pending-request queue (`grpc.server.max_pending_requests`, default 1000, hard"
-            " limit 3000) when thousands arrive in the same instant.",
+            f" client's own cost. Streams are opened in waves of {fan['wave']}; with grpc-core's defaults"
+            " (`grpc.server.max_pending_requests` 1000, hard limit 3000) a burst of thousands of new calls"
+            " is partly CANCELLED, which is why `A2AServer` raises both limits.",
         ]
         if fan["error_samples"]:
             out.append(f"Errors: {'; '.join(fan['error_samples'])}")
