@@ -247,6 +247,7 @@ class SqlTaskStore:
         )
         self._st_update = (
             update(self._tasks)
+            .prefix_with(DEFERRED_ONE_ROW)
             .where(t.id == bindparam("b_id"), *owned, t.version == bindparam("b_expected"))
             .values(
                 context_id=bindparam("b_context"),
@@ -492,53 +493,57 @@ class SqlTaskStore:
             "b_expected": expected_version,
         }
         meta = self._meta.get(task.id)
-        async with self._write() as conn:
-            if meta is not None and meta[:3] == (expected_version, owner.tenant, owner.user):
-                old_state, old_context = meta[3], meta[4]
-            else:
-                old = (await conn.execute(self._st_old, where)).first()
-                if old is None:
-                    raise VersionConflictError(task.id)
-                old_state, old_context = old
-            result = await conn.execute(
-                self._st_update,
-                {
-                    **where,
-                    "b_context": context_id,
-                    "b_state": state,
-                    "b_ts": status_ts_ms(task),
-                    "b_version": version,
-                    "b_data": data,
-                },
-            )
-            if result.rowcount != 1:
-                raise VersionConflictError(task.id)
-            deltas: dict[tuple[str, str], int] = {}
-            if old_state != state:
-                deltas[("state", str(old_state))] = -1
-                deltas[("state", str(state))] = 1
-            if old_context != context_id:
-                deltas[("context", old_context)] = -1
-                deltas[("context", context_id)] = 1
-            await self._add_counts(conn, owner, deltas)
-            if outbox:
-                now = time.time()
-                await conn.execute(
-                    self._st_insert_outbox,
-                    [
-                        {
-                            "task_id": e.task_id,
-                            "config_id": e.config_id,
-                            "event_id": e.event_id,
-                            "payload": e.payload,
-                            "attempts": 0,
-                            "next_attempt_at": now,
-                            "state": "pending",
-                            "last_error": "",
-                        }
-                        for e in outbox
-                    ],
+        try:
+            async with self._write() as conn:
+                if meta is not None and meta[:3] == (expected_version, owner.tenant, owner.user):
+                    old_state, old_context = meta[3], meta[4]
+                else:
+                    old = (await conn.execute(self._st_old, where)).first()
+                    if old is None:
+                        raise VersionConflictError(task.id)
+                    old_state, old_context = old
+                result = await conn.execute(
+                    self._st_update,
+                    {
+                        **where,
+                        "b_context": context_id,
+                        "b_state": state,
+                        "b_ts": status_ts_ms(task),
+                        "b_version": version,
+                        "b_data": data,
+                    },
                 )
+                # -1: on SQLite the UPDATE goes with the COMMIT and checks its row there.
+                if result.rowcount not in (1, -1):
+                    raise VersionConflictError(task.id)
+                deltas: dict[tuple[str, str], int] = {}
+                if old_state != state:
+                    deltas[("state", str(old_state))] = -1
+                    deltas[("state", str(state))] = 1
+                if old_context != context_id:
+                    deltas[("context", old_context)] = -1
+                    deltas[("context", context_id)] = 1
+                await self._add_counts(conn, owner, deltas)
+                if outbox:
+                    now = time.time()
+                    await conn.execute(
+                        self._st_insert_outbox,
+                        [
+                            {
+                                "task_id": e.task_id,
+                                "config_id": e.config_id,
+                                "event_id": e.event_id,
+                                "payload": e.payload,
+                                "attempts": 0,
+                                "next_attempt_at": now,
+                                "state": "pending",
+                                "last_error": "",
+                            }
+                            for e in outbox
+                        ],
+                    )
+        except RowNotFoundError:  # SQLite: the UPDATE found no row at COMMIT
+            raise VersionConflictError(task.id) from None
         self._remember(task.id, (version, owner.tenant, owner.user, state, context_id))
         key = (task.id, owner.tenant, owner.user)
         if is_terminal(state):
@@ -775,8 +780,26 @@ class SqlTaskStore:
 #: statement or the COMMIT, still inside the same transaction. Other databases
 #: see an SQL comment.
 DEFERRED = "/* a2a:deferred */"
+#: The same for an UPDATE that must change exactly one row: checked when it
+#: runs, and :class:`RowNotFoundError` (the transaction rolled back) otherwise.
+DEFERRED_ONE_ROW = "/* a2a:deferred:one-row */"
 
-_Statement = tuple[str, Any, bool]  # (sql, parameters, executemany)
+
+class RowNotFoundError(Exception):
+    """A :data:`DEFERRED_ONE_ROW` statement changed no row (SQLite only)."""
+
+
+_Statement = tuple[str, Any, bool, bool]  # (sql, parameters, executemany, exactly one row)
+
+
+def _run_pending(cursor: sqlite3.Cursor, pending: list[_Statement]) -> None:
+    for sql, parameters, many, one_row in pending:
+        if many:
+            cursor.executemany(sql, parameters)
+        else:
+            cursor.execute(sql, parameters)
+        if one_row and cursor.rowcount != 1:
+            raise RowNotFoundError(sql)
 
 
 def _run_statements(
@@ -786,11 +809,7 @@ def _run_statements(
     returns its description, all its rows, rowcount and lastrowid."""
     cursor = conn.cursor()
     try:
-        for p_sql, p_parameters, p_many in pending:
-            if p_many:
-                cursor.executemany(p_sql, p_parameters)
-            else:
-                cursor.execute(p_sql, p_parameters)
+        _run_pending(cursor, pending)
         if many:
             cursor.executemany(sql, parameters)
         else:
@@ -807,11 +826,7 @@ def _commit_statements(conn: sqlite3.Connection, pending: list[_Statement]) -> N
     try:
         cursor = conn.cursor()
         try:
-            for sql, parameters, many in pending:
-                if many:
-                    cursor.executemany(sql, parameters)
-                else:
-                    cursor.execute(sql, parameters)
+            _run_pending(cursor, pending)
         finally:
             cursor.close()
     except BaseException:
@@ -843,8 +858,11 @@ class _OneTripCursor:
 
     async def _run(self, sql: str, parameters: Any, many: bool) -> _OneTripCursor:
         conn = self._conn
-        if DEFERRED in sql[:40]:
-            conn.pending.append((sql, parameters if parameters is not None else (), many))
+        head = sql[:40]
+        if DEFERRED in head or DEFERRED_ONE_ROW in head:
+            conn.pending.append(
+                (sql, parameters if parameters is not None else (), many, DEFERRED_ONE_ROW in head)
+            )
             self.description, self._rows, self.rowcount, self.lastrowid = None, [], -1, None
             return self
         pending, conn.pending = conn.pending, []

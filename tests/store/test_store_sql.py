@@ -325,3 +325,40 @@ async def test_sqlite_write_that_fails_at_commit_leaves_nothing(tmp_path: Path) 
         assert (await store.list_tasks(ALICE, ListQuery(state=WORKING))).total_size == 1
     finally:
         await store.close()
+
+
+async def test_sqlite_update_that_loses_at_commit_leaves_nothing(tmp_path: Path) -> None:
+    # On SQLite the compare-and-swap UPDATE travels with the COMMIT: when it
+    # finds no row there, the counts and outbox rows of that transaction must
+    # not be written either.
+    url = f"sqlite:///{tmp_path}/cas.db"
+    first, second = SqlTaskStore(url), SqlTaskStore(url)
+    await first.open()
+    await second.open()
+    try:
+        await first.create(make_task("t1", context_id="ctx-a"), ALICE)
+        assert await second.get("t1", ALICE) is not None  # second now knows version 1
+        assert await first.update(make_task("t1", context_id="ctx-a", state=WORKING), ALICE, 1) == 2
+        with pytest.raises(VersionConflictError):
+            await second.update(
+                make_task("t1", context_id="ctx-b", state=COMPLETED), ALICE, 1, outbox=[entry("t1", "c1", 2)]
+            )
+        assert await second.outbox_count("pending") == 0
+        for query, total in [
+            (ListQuery(state=WORKING), 1),
+            (ListQuery(state=COMPLETED), 0),
+            (ListQuery(context_id="ctx-a"), 1),
+            (ListQuery(context_id="ctx-b"), 0),
+        ]:
+            assert (await second.list_tasks(ALICE, query)).total_size == total, query
+        got = await second.get("t1", ALICE)
+        assert got is not None and got.version == 2 and got.task.status.state == WORKING
+        # Both stores write on afterwards.
+        assert (
+            await second.update(make_task("t1", state=COMPLETED), ALICE, 2, outbox=[entry("t1", "c1", 3)])
+            == 3
+        )
+        assert await first.outbox_count("pending") == 1
+    finally:
+        await first.close()
+        await second.close()
