@@ -44,6 +44,7 @@ __all__ = [
     "loads",
     "message_class",
     "parse",
+    "parse_reference",
     "to_dict",
     "to_dict_reference",
     "to_json",
@@ -586,9 +587,27 @@ def _fields_by_any_name(desc: _Desc) -> dict[str, _Field]:
 
 def parse(obj: Any, msg: M, *, prefix: str = "") -> M:
     """Merges the ProtoJSON value ``obj`` into ``msg`` (unknown fields are
-    ignored) and returns ``msg``. Raises A2AError(INVALID_PARAMS) with a
-    BadRequest field violation naming the offending field (proto names,
-    dotted, under ``prefix``)."""
+    ignored; fields by json name or proto name; enums by name or number) and
+    returns ``msg``. Raises A2AError(INVALID_PARAMS) with a BadRequest field
+    violation naming the offending field (proto names, dotted, under
+    ``prefix``).
+
+    An empty ``msg`` of a regular type is filled by its compiled decoder;
+    anything that decoder does not take as it is (an error, a number given as
+    a string, an enum by number, null, ...) makes it clear ``msg`` and take
+    :func:`parse_reference`, which gives the same message or the same error."""
+    if isinstance(obj, dict) and msg.DESCRIPTOR.full_name not in _OPAQUE and msg.ByteSize() == 0:
+        try:
+            _decoder(msg.DESCRIPTOR)(obj, msg, 1)
+            return msg
+        except Exception:  # _Fallback, or an error the reference path reports its own way
+            msg.Clear()
+    return parse_reference(obj, msg, prefix=prefix)
+
+
+def parse_reference(obj: Any, msg: M, *, prefix: str = "") -> M:
+    """:func:`parse` the slow way: a shape check, then
+    ``json_format.ParseDict``."""
     if not isinstance(obj, dict):
         raise A2AError.invalid_params(
             FieldViolation(prefix, f"must be a JSON object ({msg.DESCRIPTOR.full_name})")
@@ -605,6 +624,289 @@ def parse(obj: Any, msg: M, *, prefix: str = "") -> M:
         reason = text.rsplit("field: ", 1)[-1].rstrip(".") if "field: " in text else text
         raise A2AError.invalid_params(FieldViolation(full, reason)) from None
     return msg
+
+
+# ------------------------------------------------------------------ compiled decoders
+#
+# The mirror of the encoders: per message type, once, a table from each field's
+# json name and proto name to a setter that takes the JSON value only in its
+# plain form (a str for strings, enum names and bytes, an int for integers, a
+# dict for messages, ...) and raises _Fallback for anything else. The setters do
+# what json_format does with such values, in the same order.
+
+_Decoder = Any  # Callable[[dict[str, Any], message.Message, int], None]
+_Setter = Any  # Callable[[message.Message, Any, int], None]
+_DECODERS: dict[str, _Decoder] = {}
+_MAX_DEPTH = 90  # json_format refuses more than 100 nested messages
+_SURROGATE = json_format._UNPAIRED_SURROGATE_PATTERN  # type: ignore[attr-defined]
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str or (not value.isascii() and _SURROGATE.search(value)):
+        raise _Fallback
+    return value
+
+
+def _integer(value: Any) -> int:
+    if type(value) is not int:
+        raise _Fallback
+    return value
+
+
+def _boolean(value: Any) -> bool:
+    if type(value) is not bool:
+        raise _Fallback
+    return value
+
+
+def _double(value: Any) -> float:
+    if type(value) is int:
+        return float(value)
+    if type(value) is not float or value != value or value in (_INF, _NEG_INF):
+        raise _Fallback  # json_format refuses NaN and Infinity unless quoted
+    return value
+
+
+def _base64(value: Any) -> bytes:
+    if type(value) is not str:
+        raise _Fallback
+    encoded = value.encode("utf-8")
+    return base64.urlsafe_b64decode(encoded + b"=" * (4 - len(encoded) % 4))
+
+
+def _item_conv(fd: _Field) -> Any:
+    """JSON value → field value for one scalar or enum value of ``fd``, or None
+    when json_format's own handling is needed for every value."""
+    t = fd.type
+    if t == _FD.TYPE_STRING:
+        return _text
+    if t == _FD.TYPE_BOOL:
+        return _boolean
+    if t == _FD.TYPE_BYTES:
+        return _base64
+    if t == _FD.TYPE_DOUBLE:
+        return _double
+    if t == _FD.TYPE_ENUM:
+        if fd.enum_type.full_name == "google.protobuf.NullValue":
+            return None
+        numbers = {v.name: v.number for v in fd.enum_type.values}
+
+        def enum(value: Any) -> int:
+            number = numbers.get(value) if type(value) is str else None
+            if number is None:
+                raise _Fallback  # numbers, custom JSON names, unknown names
+            return number
+
+        return enum
+    if t == _FD.TYPE_FLOAT:
+        return None  # range checks
+    return _integer  # the integer types
+
+
+def _parse_value(value: Any, msg: Any, depth: int) -> None:
+    """``json_format`` for a ``google.protobuf.Value``."""
+    if depth > _MAX_DEPTH:
+        raise _Fallback
+    t = type(value)
+    if t is str:
+        msg.string_value = _text(value)
+    elif t is dict:
+        _parse_struct(value, msg.struct_value, depth + 1)
+    elif t is bool:
+        msg.bool_value = value
+    elif t is int or t is float:
+        msg.number_value = value
+    elif t is list:
+        _parse_list(value, msg.list_value, depth + 1)
+    elif value is None:
+        msg.null_value = 0
+    else:
+        raise _Fallback
+
+
+def _parse_struct(value: Any, msg: Any, depth: int) -> None:
+    if type(value) is not dict or depth > _MAX_DEPTH:
+        raise _Fallback
+    msg.Clear()  # marks it present even when empty, as json_format does
+    fields = msg.fields
+    for key in value:
+        _parse_value(value[key], fields[key], depth + 1)
+
+
+def _parse_list(value: Any, msg: Any, depth: int) -> None:
+    if type(value) is not list or depth > _MAX_DEPTH:
+        raise _Fallback
+    msg.ClearField("values")
+    add = msg.values.add
+    for item in value:
+        _parse_value(item, add(), depth + 1)
+
+
+def _parse_timestamp(value: Any, msg: Any, depth: int) -> None:
+    if type(value) is not str:
+        raise _Fallback
+    msg.FromJsonString(value)
+
+
+_WKT_PARSERS = {
+    "google.protobuf.Struct": _parse_struct,
+    "google.protobuf.Value": _parse_value,
+    "google.protobuf.ListValue": _parse_list,
+    _TIMESTAMP: _parse_timestamp,
+}
+
+
+def _message_parser(desc: _Desc) -> Any:
+    """(JSON value, message of type ``desc``, depth) → None, filling the message."""
+    full = desc.full_name
+    if full in _WKT_PARSERS:
+        return _WKT_PARSERS[full]
+    if full in _OPAQUE or desc.file.name == "google/protobuf/wrappers.proto":
+        return None
+    decode = _decoder(desc)
+
+    def message_value(value: Any, msg: Any, depth: int) -> None:
+        if type(value) is not dict:
+            raise _Fallback
+        decode(value, msg, depth + 1)
+
+    return message_value
+
+
+def _setter(fd: _Field) -> _Setter:
+    """(message, JSON value, depth) → None for ``fd``, or None when every
+    value goes to json_format."""
+    name = fd.name
+    if _is_map(fd):
+        key_fd = fd.message_type.fields_by_name["key"]
+        value_fd = fd.message_type.fields_by_name["value"]
+        if key_fd.type != _FD.TYPE_STRING:
+            return None
+        if value_fd.type == _FD.TYPE_MESSAGE:
+            if value_fd.message_type.full_name in _OPAQUE:
+                return None
+            parse_value = _message_parser(value_fd.message_type)
+            if parse_value is None:
+                return None
+
+            def set_message_map(msg: Any, value: Any, depth: int) -> None:
+                if type(value) is not dict:
+                    raise _Fallback
+                target = getattr(msg, name)
+                for key in value:
+                    item = value[key]
+                    if type(item) is not dict:
+                        raise _Fallback
+                    parse_value(item, target[_text(key)], depth)
+
+            return set_message_map
+        conv = _item_conv(value_fd)
+        if conv is None:
+            return None
+
+        def set_scalar_map(msg: Any, value: Any, depth: int) -> None:
+            if type(value) is not dict:
+                raise _Fallback
+            target = getattr(msg, name)
+            for key in value:
+                target[_text(key)] = conv(value[key])
+
+        return set_scalar_map
+    if fd.type == _FD.TYPE_MESSAGE:
+        parse_message = _message_parser(fd.message_type)
+        if parse_message is None:
+            return None
+        if fd.is_repeated:
+
+            def set_messages(msg: Any, value: Any, depth: int) -> None:
+                if type(value) is not list:
+                    raise _Fallback
+                add = getattr(msg, name).add
+                for item in value:
+                    if item is None:
+                        raise _Fallback
+                    parse_message(item, add(), depth)
+
+            return set_messages
+
+        def set_message(msg: Any, value: Any, depth: int) -> None:
+            sub = getattr(msg, name)
+            sub.SetInParent()
+            parse_message(value, sub, depth)
+
+        return set_message
+    conv = _item_conv(fd)
+    if conv is None:
+        return None
+    if fd.is_repeated:
+
+        def set_scalars(msg: Any, value: Any, depth: int) -> None:
+            if type(value) is not list:
+                raise _Fallback
+            getattr(msg, name).extend([conv(item) for item in value])
+
+        return set_scalars
+
+    def set_scalar(msg: Any, value: Any, depth: int) -> None:
+        setattr(msg, name, conv(value))
+
+    return set_scalar
+
+
+def _needs_reference(value: Any, msg: Any, depth: int) -> None:
+    raise _Fallback
+
+
+def _decoder(desc: _Desc) -> _Decoder:
+    """The compiled decoder of ``desc``: (JSON object, empty message, depth) →
+    None. Registered before its table is filled (types may contain themselves)."""
+    known = _DECODERS.get(desc.full_name)
+    if known is not None:
+        return known
+    # key → (field number, oneof name or None, setter)
+    table: dict[str, tuple[int, str | None, _Setter]] = {}
+
+    def decode(obj: dict[str, Any], msg: Any, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            raise _Fallback
+        seen: set[int | str] = set()
+        for key in obj:
+            entry = table.get(key)
+            if entry is None:
+                if key[:1] == "[":
+                    raise _Fallback  # extension syntax: json_format may refuse it
+                continue  # unknown fields are ignored (spec §5.7)
+            number, oneof, set_value = entry
+            value = obj[key]
+            if value is None or number in seen:
+                raise _Fallback  # null clears or sets null_value; one field under both names
+            seen.add(number)
+            if oneof is not None:
+                if oneof in seen:
+                    raise _Fallback  # json_format refuses two members of a oneof
+                seen.add(oneof)
+            set_value(msg, value, depth)
+
+    _DECODERS[desc.full_name] = decode
+    names = {n for fd in desc.fields for n in (fd.name, fd.json_name)}
+    if any(o.name in names for o in desc.oneofs):
+        # json_format tracks oneof names among the keys it has seen: leave such
+        # a type entirely to it.
+        table.clear()
+        _DECODERS[desc.full_name] = _needs_reference
+        return _needs_reference
+    entries = []
+    for fd in desc.fields:
+        oneof = fd.containing_oneof
+        entries.append(
+            (fd, (fd.number, oneof.name if oneof is not None else None, _setter(fd) or _needs_reference))
+        )
+    # json_format looks a key up among json names first, then proto names.
+    for fd, entry in entries:
+        table[fd.name] = entry
+    for fd, entry in entries:
+        table[fd.json_name] = entry
+    return decode
 
 
 _CLASSES: dict[str, type[message.Message]] = {}

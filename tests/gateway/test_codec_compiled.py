@@ -5,6 +5,7 @@ field kind, and for the shapes the other gateway tests use."""
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from typing import Any
@@ -28,6 +29,7 @@ from google.protobuf import (  # the well-known files load before the test file 
 
 from a2a_grpc import codec
 from a2a_grpc.agents import load_agent
+from a2a_grpc.errors import A2AError
 from a2a_grpc.executor import data_part, file_part, text_part
 from a2a_grpc.types import pb
 from tests.randmsg import fill
@@ -286,3 +288,168 @@ def test_the_encoder_is_compiled_for_a2a_types() -> None:
     for name in ("lf.a2a.v1.SendMessageResponse", "lf.a2a.v1.Task", "lf.a2a.v1.AgentCard"):
         codec.to_dict(codec.message_class(pb.DESCRIPTOR.pool.FindMessageTypeByName(name))())
         assert codec._ENCODERS[name] is not codec.to_dict_reference
+
+
+# ---------------------------------------------------------------- decoder
+
+
+def _parsed(fn: Any, obj: Any, cls: Any, prefix: str) -> Any:
+    msg = cls()
+    try:
+        fn(copy.deepcopy(obj), msg, prefix=prefix)
+    except A2AError as exc:
+        return ("A2AError", exc.code, exc.message, [(v.field, v.description) for v in exc.field_violations])
+    except Exception as exc:
+        return ("raised", type(exc).__name__, str(exc))
+    return ("ok", msg.SerializeToString(deterministic=True), str(msg))
+
+
+def _same_parse(obj: Any, cls: Any, prefix: str = "") -> bool:
+    """Both decoders agree on ``obj``; True when the compiled one took it."""
+    fallbacks = _FALLBACKS[0]
+    got = _parsed(codec.parse, obj, cls, prefix)
+    took = _FALLBACKS[0] == fallbacks
+    want = _parsed(codec.parse_reference, obj, cls, prefix)
+    assert got == want, obj
+    return took
+
+
+_FALLBACKS = [0]
+
+
+@pytest.fixture(autouse=True)
+def _count_fallbacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    reference = codec.parse_reference
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        _FALLBACKS[0] += 1
+        return reference(*args, **kw)
+
+    monkeypatch.setattr(codec, "parse_reference", counting)
+
+
+_JUNK: list[Any] = [
+    None, "", "text", "a/b", "\ud800", "NaN", "7", "1e3", " 7", "AAEC", "AAE", "_-8=", "ROLE_AGENT",
+    "TASK_STATE_WORKING", "ROLE_NOPE", "2026-11-30T12:00:00.123456Z", "2026-13-30T12:00:00Z", 0, 1, -1, 2,
+    7, 2**31, 2**70, 1.5, 3.0, 1e999, True, False, [], [None], ["x"], [1, "a"], [{}], {}, {"a": 1},
+    {"text": "hi"}, {"messageId": "m", "parts": [{"text": "x"}]},
+]  # fmt: skip
+
+
+def _nodes(obj: Any, desc: Any, out: list[tuple[dict[str, Any], Any]]) -> None:
+    """The JSON objects of regular messages inside ``obj``, with their descriptor."""
+    if type(obj) is not dict or desc.full_name in codec._OPAQUE:
+        return
+    out.append((obj, desc))
+    table = codec._fields_by_any_name(desc)
+    for key, value in obj.items():
+        fd = table.get(key)
+        if fd is None or fd.type != fd.TYPE_MESSAGE:
+            continue
+        if codec._is_map(fd):
+            value_fd = fd.message_type.fields_by_name["value"]
+            if value_fd.type == value_fd.TYPE_MESSAGE and type(value) is dict:
+                for item in value.values():
+                    _nodes(item, value_fd.message_type, out)
+        elif fd.is_repeated:
+            for item in value if type(value) is list else []:
+                _nodes(item, fd.message_type, out)
+        else:
+            _nodes(value, fd.message_type, out)
+
+
+def _mutate(obj: dict[str, Any], desc: Any, rng: random.Random) -> None:
+    """One random change to a message object somewhere inside ``obj``."""
+    nodes: list[tuple[dict[str, Any], Any]] = []
+    _nodes(obj, desc, nodes)
+    node, node_desc = rng.choice(nodes)
+    fields = list(node_desc.fields)
+    kind = rng.randrange(7)
+    if kind <= 2 and fields:  # a field (by either name) gets an odd value
+        fd = rng.choice(fields)
+        node[rng.choice([fd.json_name, fd.name])] = copy.deepcopy(rng.choice(_JUNK))
+    elif kind == 3 and node:  # a key written as the proto name (or dropped)
+        key = rng.choice(list(node))
+        fd = codec._fields_by_any_name(node_desc).get(key)
+        value = node.pop(key)
+        if fd is not None and rng.random() < 0.8:
+            node[fd.name] = value
+    elif kind == 4 and node:  # the same field under both names
+        key = rng.choice(list(node))
+        fd = codec._fields_by_any_name(node_desc).get(key)
+        if fd is not None:
+            node[fd.name if key == fd.json_name else fd.json_name] = copy.deepcopy(node[key])
+    elif kind == 5:  # unknown keys
+        node[rng.choice(["futureField", "[ext.field]", "x_y", "@type"])] = rng.choice(_JUNK)
+    elif fields:  # a second member of a oneof, or a field copied from a random valid message
+        oneof_fields = [fd for o in node_desc.oneofs for fd in o.fields if len(o.fields) > 1]
+        fd = rng.choice(oneof_fields or fields)
+        sample = codec.to_dict_reference(fill(codec.message_class(node_desc)(), rng, depth=2))
+        if fd.json_name in sample:
+            node[fd.json_name] = sample[fd.json_name]
+
+
+@pytest.mark.parametrize("desc", A2A_TYPES, ids=[d.name for d in A2A_TYPES])
+def test_decoder_matches_json_format(desc: Any) -> None:
+    cls = codec.message_class(desc)
+    rng = random.Random("decode " + desc.full_name)
+    fast = 0
+    for i in range(40):
+        obj = codec.to_dict_reference(fill(cls(), rng, depth=1 + i % 5))
+        fast += _same_parse(obj, cls)
+        for _ in range(3):
+            bad = copy.deepcopy(obj)
+            for _ in range(1 + i % 3):
+                _mutate(bad, desc, rng)
+            _same_parse(bad, cls, prefix=rng.choice(["", "message", "a.b"]))
+    assert fast >= 10, "the compiled decoder took too few of the valid documents"
+
+
+def test_decoder_matches_json_format_on_every_field_kind() -> None:
+    cls = _kitchen_sink()
+    rng = random.Random("decode sink")
+    for i in range(300):
+        obj = codec.to_dict_reference(fill(cls(), rng, depth=1 + i % 4))
+        _same_parse(obj, cls)
+        bad = copy.deepcopy(obj)
+        _mutate(bad, cls.DESCRIPTOR, rng)
+        _same_parse(bad, cls)
+
+
+def test_decoder_takes_a_send_message_request() -> None:
+    obj = {
+        "message": {
+            "messageId": "m1",
+            "role": "ROLE_USER",
+            "parts": [
+                {"text": "hi"},
+                {"raw": "AAEC", "mediaType": "x/y"},
+                {"data": {"n": 18, "l": [1.5, None]}},
+            ],
+            "metadata": {"k": {"z": True}},
+            "task_id": "t1",
+            "referenceTaskIds": ["r1"],
+        },
+        "configuration": {
+            "historyLength": 0,
+            "acceptedOutputModes": ["text/plain"],
+            "returnImmediately": True,
+        },
+        "futureField": {"x": 1},
+    }
+    assert _same_parse(obj, pb.SendMessageRequest)
+    # Deep enough for json_format's recursion limit: both refuse it the same way.
+    deep: Any = "leaf"
+    for _ in range(120):
+        deep = {"k": deep}
+    _same_parse({"message": {"metadata": deep}}, pb.SendMessageRequest)
+
+
+@pytest.mark.parametrize("kind", ["a2a", "sink"])
+def test_decoder_matches_json_format_for_every_field_and_odd_value(kind: str) -> None:
+    types = [codec.message_class(d) for d in A2A_TYPES] if kind == "a2a" else [_kitchen_sink()]
+    for cls in types:
+        for fd in cls.DESCRIPTOR.fields:
+            for value in _JUNK:
+                _same_parse({fd.json_name: value}, cls)
+            _same_parse({fd.name: "x", fd.json_name: "x"}, cls)
