@@ -25,13 +25,15 @@ Tables (names start with ``table_prefix``, ``a2a_`` by default):
 
 Speed (issue 6, hot spots 1 and 6): statements are built once with bound
 parameters (SQLAlchemy compiles each shape once and reuses it from its
-compiled cache); one write transaction is one ``AsyncConnection.begin()``
-with as few statements as the change needs; terminal tasks, which never change
-again (spec §9.1), are served from a small bounded cache. On SQLite each
-statement costs a round trip to aiosqlite's worker thread, which dominates;
-:class:`_OneTripConnection` makes that one trip per statement (execute, fetch
-and close together) instead of four, underneath SQLAlchemy, so the SQL and the
-code above it stay the same for every database.
+compiled cache); a task write is one transaction whose statements run in one
+greenlet (``run_sync``), with only the statements the change needs; terminal
+tasks, which never change again (spec §9.1), are served from a small bounded
+cache. On SQLite every call into aiosqlite is a round trip to its worker
+thread, which used to dominate (five per operation). :class:`_OneTripConnection`
+(underneath SQLAlchemy, so the SQL and the code above stay the same for every
+database) runs a statement with its fetch and close in one trip, and lets
+statements whose result nobody reads wait for the next trip: a task write is
+one trip (its COMMIT), a read one trip per statement.
 """
 
 from __future__ import annotations
