@@ -198,8 +198,11 @@ def _schema(prefix: str) -> tuple[MetaData, Table, Table, Table, Table]:
     return md, tasks, configs, outbox, counts
 
 
-#: Terminal tasks kept in memory per store (spec §9.1: they never change again).
+#: Terminal tasks kept in memory per store (spec §9.1: they never change
+#: again): at most this many, and this many bytes of serialized tasks (a task
+#: larger than 1/16 of it is not kept).
 TERMINAL_CACHE_SIZE = 4096
+TERMINAL_CACHE_BYTES = 32 * 1024 * 1024
 #: (version, tenant, user, state, contextId) remembered per task id, so an
 #: update knows which counts it moves without reading the row first.
 _META_CACHE_SIZE = 16384
@@ -241,6 +244,7 @@ class SqlTaskStore:
         # ... through one connection kept open for them (no pool round per write).
         self._writer: AsyncConnection | None = None
         self._terminal: OrderedDict[tuple[str, str, str], tuple[bytes, int]] = OrderedDict()
+        self._terminal_bytes = 0
         self._meta: OrderedDict[str, _Meta] = OrderedDict()
         self._build_statements()
 
@@ -361,7 +365,7 @@ class SqlTaskStore:
 
     async def close(self) -> None:
         """Closes every pooled connection; ``open()`` may be called again."""
-        self._terminal.clear()
+        self._forget_terminal()
         self._meta.clear()
         if self._engine is not None:
             engine, self._engine = self._engine, None
@@ -374,7 +378,7 @@ class SqlTaskStore:
 
     async def drop_all(self) -> None:
         """Drops this store's tables (tests and maintenance; not part of TaskStore)."""
-        self._terminal.clear()
+        self._forget_terminal()
         self._meta.clear()
         async with self.engine.begin() as conn:
             await conn.run_sync(self.metadata.drop_all)
@@ -415,10 +419,23 @@ class SqlTaskStore:
             self._meta.popitem(last=False)
 
     def _remember_terminal(self, key: tuple[str, str, str], data: bytes, version: int) -> None:
+        self._drop_terminal(key)
+        if len(data) > TERMINAL_CACHE_BYTES // 16:
+            return
         self._terminal[key] = (data, version)
-        self._terminal.move_to_end(key)
-        if len(self._terminal) > TERMINAL_CACHE_SIZE:
-            self._terminal.popitem(last=False)
+        self._terminal_bytes += len(data)
+        while len(self._terminal) > TERMINAL_CACHE_SIZE or self._terminal_bytes > TERMINAL_CACHE_BYTES:
+            _key, (old, _version) = self._terminal.popitem(last=False)
+            self._terminal_bytes -= len(old)
+
+    def _drop_terminal(self, key: tuple[str, str, str]) -> None:
+        entry = self._terminal.pop(key, None)
+        if entry is not None:
+            self._terminal_bytes -= len(entry[0])
+
+    def _forget_terminal(self) -> None:
+        self._terminal.clear()
+        self._terminal_bytes = 0
 
     def _add_counts(self, conn: Connection, owner: Owner, deltas: dict[tuple[str, str], int]) -> None:
         """Moves the task counts by ``deltas`` in one statement. Rows go in key
@@ -529,7 +546,7 @@ class SqlTaskStore:
         if is_terminal(state):
             self._remember_terminal(key, data, version)
         else:
-            self._terminal.pop(key, None)
+            self._drop_terminal(key)
         return version
 
     def _update_tx(

@@ -362,3 +362,31 @@ async def test_sqlite_update_that_loses_at_commit_leaves_nothing(tmp_path: Path)
     finally:
         await first.close()
         await second.close()
+
+
+async def test_terminal_task_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Finished tasks are read from memory, within a count and a byte budget;
+    # whatever was evicted (or never kept: too large) still reads from the database.
+    import a2a_grpc.store.sql as sql_module
+
+    monkeypatch.setattr(sql_module, "TERMINAL_CACHE_SIZE", 3)
+    monkeypatch.setattr(sql_module, "TERMINAL_CACHE_BYTES", 16 * 1024)
+    store = SqlTaskStore(f"sqlite:///{tmp_path}/lru.db")
+    await store.open()
+    try:
+        big = make_task("big", state=COMPLETED)
+        big.artifacts[0].parts[0].text = "x" * 2000  # over 1/16 of the budget
+        await store.create(big, ALICE)
+        for i in range(5):
+            await store.create(make_task(f"t{i}", state=WORKING), ALICE)
+            await store.update(make_task(f"t{i}", state=COMPLETED), ALICE, 1)
+        kept = store._terminal
+        assert list(kept) == [(f"t{i}", "acme", "alice") for i in (2, 3, 4)]
+        assert store._terminal_bytes == sum(len(data) for data, _v in kept.values())
+        for task_id in ["big", "t0", "t1", "t2", "t3", "t4"]:
+            got = await store.get(task_id, ALICE)
+            assert got is not None and got.task.status.state == COMPLETED, task_id
+        assert len(kept) == 3 and ("big", "acme", "alice") not in kept
+        assert await store.get("big", ALICE) is not None
+    finally:
+        await store.close()
