@@ -390,3 +390,22 @@ async def test_terminal_task_memory_is_bounded(tmp_path: Path, monkeypatch: pyte
         assert await store.get("big", ALICE) is not None
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize(
+    "statement", ["_st_insert_task", "_st_get", "_st_old", "_st_update", "_st_count_add", "_st_count_get"]
+)
+def test_task_statements_are_the_same_sql_on_sqlite_and_postgresql(statement: str) -> None:
+    # Issue 2: one set of SQL for both databases. What may differ is the
+    # driver's parameter style, PostgreSQL's parameter casts and the id collation.
+    import re
+
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    def normalized(sql: str) -> str:
+        sql = re.sub(r"%\(\w+\)s(::\w+)?", "?", sql)
+        return sql.replace(' COLLATE "C"', "")
+
+    lite = getattr(SqlTaskStore("sqlite:///x.db"), statement).compile(dialect=sqlite.dialect())
+    pg = getattr(SqlTaskStore("postgresql://u@h/db"), statement).compile(dialect=postgresql.dialect())
+    assert normalized(str(pg)) == str(lite)
