@@ -29,25 +29,20 @@ compiled cache); a task write is one transaction whose statements run in one
 greenlet (``run_sync``), with only the statements the change needs; terminal
 tasks, which never change again (spec §9.1), are served from a small bounded
 cache. On SQLite every call into aiosqlite is a round trip to its worker
-thread, which used to dominate (five per operation). :class:`_OneTripConnection`
-(underneath SQLAlchemy, so the SQL and the code above stay the same for every
-database) runs a statement with its fetch and close in one trip, and lets
-statements whose result nobody reads wait for the next trip: a task write is
-one trip (its COMMIT), a read one trip per statement.
+thread; SQLAlchemy's stock aiosqlite adapter is used as it is (no driver
+internals), so that cost remains and is the main difference to raw sqlite3.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import aiosqlite
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -252,14 +247,13 @@ class SqlTaskStore:
         """The task statements, built once: only bound values change per call."""
         t, k = self._tasks.c, self._counts.c
         owned = (t.tenant == bindparam("b_tenant"), t.owner_user == bindparam("b_user"))
-        self._st_insert_task = insert(self._tasks).prefix_with(DEFERRED)
+        self._st_insert_task = insert(self._tasks)
         self._st_get = select(t.data, t.version, t.state).where(t.id == bindparam("b_id"), *owned)
         self._st_old = select(t.state, t.context_id).where(
             t.id == bindparam("b_id"), *owned, t.version == bindparam("b_expected")
         )
         self._st_update = (
             update(self._tasks)
-            .prefix_with(DEFERRED_ONE_ROW)
             .where(t.id == bindparam("b_id"), *owned, t.version == bindparam("b_expected"))
             .values(
                 context_id=bindparam("b_context"),
@@ -269,18 +263,14 @@ class SqlTaskStore:
                 data=bindparam("b_data"),
             )
         )
-        self._st_insert_outbox = insert(self._outbox).prefix_with(DEFERRED)
+        self._st_insert_outbox = insert(self._outbox)
         dialect_insert = sqlite_dialect.insert if self._is_sqlite else pg_dialect.insert
-        upsert = (
-            dialect_insert(self._counts)
-            .prefix_with(DEFERRED)
-            .values(
-                tenant=bindparam("b_tenant"),
-                owner_user=bindparam("b_user"),
-                dim=bindparam("b_dim"),
-                val=bindparam("b_val"),
-                n=bindparam("b_n"),
-            )
+        upsert = dialect_insert(self._counts).values(
+            tenant=bindparam("b_tenant"),
+            owner_user=bindparam("b_user"),
+            dim=bindparam("b_dim"),
+            val=bindparam("b_val"),
+            n=bindparam("b_n"),
         )
         # INSERT ... ON CONFLICT (key) DO UPDATE: the same SQL on SQLite ≥ 3.24
         # and PostgreSQL ≥ 9.5.
@@ -315,10 +305,11 @@ class SqlTaskStore:
                 kwargs["poolclass"] = StaticPool
             elif not database.startswith("file:"):
                 database = await asyncio.to_thread(_make_parent_dir, database)
-            kwargs["async_creator"] = _one_trip_creator(database, uri=database.startswith("file:"))
+            kwargs["url"] = self.url.set(database=database)
         else:
             kwargs["pool_pre_ping"] = True
-        engine = create_async_engine(self.url, **kwargs)
+        url = kwargs.pop("url", self.url)
+        engine = create_async_engine(url, **kwargs)
         if self._is_sqlite:
             event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         try:
@@ -537,10 +528,7 @@ class SqlTaskStore:
             if meta is not None and meta[:3] == (expected_version, owner.tenant, owner.user)
             else None
         )
-        try:
-            await self._run_write(self._update_tx, task, owner, where, version, data, known, outbox)
-        except RowNotFoundError:  # SQLite: the UPDATE found no row at COMMIT
-            raise VersionConflictError(task.id) from None
+        await self._run_write(self._update_tx, task, owner, where, version, data, known, outbox)
         self._remember(task.id, (version, owner.tenant, owner.user, state, context_id))
         key = (task.id, owner.tenant, owner.user)
         if is_terminal(state):
@@ -580,8 +568,7 @@ class SqlTaskStore:
                 "b_data": data,
             },
         )
-        # -1: on SQLite the UPDATE goes with the COMMIT and checks its row there.
-        if result.rowcount not in (1, -1):
+        if result.rowcount != 1:
             raise VersionConflictError(task.id)
         deltas: dict[tuple[str, str], int] = {}
         if old_state != state:
@@ -821,176 +808,6 @@ class SqlTaskStore:
                     )
                 ).scalar_one()
             )
-
-
-# --- SQLite driver connection ------------------------------------------------
-#
-# aiosqlite runs every call on one worker thread per connection; SQLAlchemy's
-# adapter makes four calls per statement (open a cursor, execute, fetch,
-# close), and each thread round trip costs far more than SQLite's own work.
-# These two classes do all four in one trip. They sit below SQLAlchemy (handed
-# to it with ``create_async_engine(async_creator=...)``), so the statements,
-# transactions and the code above stay the ones PostgreSQL runs.
-
-
-#: Marks an INSERT whose result nobody reads (no rowcount, no generated key):
-#: on SQLite it waits and goes to the worker thread together with the next
-#: statement or the COMMIT, still inside the same transaction. Other databases
-#: see an SQL comment.
-DEFERRED = "/* a2a:deferred */"
-#: The same for an UPDATE that must change exactly one row: checked when it
-#: runs, and :class:`RowNotFoundError` (the transaction rolled back) otherwise.
-DEFERRED_ONE_ROW = "/* a2a:deferred:one-row */"
-
-
-class RowNotFoundError(Exception):
-    """A :data:`DEFERRED_ONE_ROW` statement changed no row (SQLite only)."""
-
-
-_Statement = tuple[str, Any, bool, bool]  # (sql, parameters, executemany, exactly one row)
-
-
-def _run_pending(cursor: sqlite3.Cursor, pending: list[_Statement]) -> None:
-    for sql, parameters, many, one_row in pending:
-        if many:
-            cursor.executemany(sql, parameters)
-        else:
-            cursor.execute(sql, parameters)
-        if one_row and cursor.rowcount != 1:
-            raise RowNotFoundError(sql)
-
-
-def _run_statements(
-    conn: sqlite3.Connection, pending: list[_Statement], sql: str, parameters: Any, many: bool
-) -> tuple[Any, list[Any], int, int | None]:
-    """On the worker thread: runs the deferred statements, then this one, and
-    returns its description, all its rows, rowcount and lastrowid."""
-    cursor = conn.cursor()
-    try:
-        _run_pending(cursor, pending)
-        if many:
-            cursor.executemany(sql, parameters)
-        else:
-            cursor.execute(sql, parameters if parameters is not None else ())
-        rows = cursor.fetchall() if cursor.description else []
-        return cursor.description, rows, cursor.rowcount, cursor.lastrowid
-    finally:
-        cursor.close()
-
-
-def _commit_statements(conn: sqlite3.Connection, pending: list[_Statement]) -> None:
-    """On the worker thread: runs the deferred statements and commits; rolls
-    back (and raises) if one fails, so the transaction is all or nothing."""
-    try:
-        cursor = conn.cursor()
-        try:
-            _run_pending(cursor, pending)
-        finally:
-            cursor.close()
-    except BaseException:
-        conn.rollback()
-        raise
-    conn.commit()
-
-
-class _OneTripCursor:
-    """The aiosqlite cursor surface SQLAlchemy's adapter uses, where
-    ``execute``/``executemany`` make one worker-thread trip (none for a
-    :data:`DEFERRED` statement) and the rows, rowcount and lastrowid are read
-    from memory afterwards."""
-
-    arraysize = 1
-
-    def __init__(self, conn: _OneTripConnection) -> None:
-        self._conn = conn
-        self.description: Any = None
-        self.rowcount = -1
-        self.lastrowid: int | None = None
-        self._rows: list[Any] = []
-
-    async def __aenter__(self) -> _OneTripCursor:
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
-        await self.close()
-
-    async def _run(self, sql: str, parameters: Any, many: bool) -> _OneTripCursor:
-        conn = self._conn
-        head = sql[:40]
-        if DEFERRED in head or DEFERRED_ONE_ROW in head:
-            conn.pending.append(
-                (sql, parameters if parameters is not None else (), many, DEFERRED_ONE_ROW in head)
-            )
-            self.description, self._rows, self.rowcount, self.lastrowid = None, [], -1, None
-            return self
-        pending, conn.pending = conn.pending, []
-        self.description, self._rows, self.rowcount, self.lastrowid = await conn._execute(
-            _run_statements, conn._conn, pending, sql, parameters, many
-        )
-        return self
-
-    async def execute(self, sql: str, parameters: Any = None) -> _OneTripCursor:
-        return await self._run(sql, parameters, False)
-
-    async def executemany(self, sql: str, parameters: Any) -> _OneTripCursor:
-        return await self._run(sql, parameters, True)
-
-    async def fetchall(self) -> list[Any]:
-        rows, self._rows = self._rows, []
-        return rows
-
-    async def fetchone(self) -> Any:
-        return self._rows.pop(0) if self._rows else None
-
-    async def fetchmany(self, size: int | None = None) -> list[Any]:
-        n = self.arraysize if size is None else size
-        rows, self._rows = self._rows[:n], self._rows[n:]
-        return rows
-
-    async def close(self) -> None:
-        self._rows = []
-
-
-class _OneTripConnection(aiosqlite.Connection):
-    """An aiosqlite connection whose cursors make one trip per statement,
-    whose :data:`DEFERRED` inserts ride along with the next trip, and whose
-    commit/rollback make no trip when there is nothing to do."""
-
-    def __init__(self, connector: Callable[[], sqlite3.Connection]) -> None:
-        super().__init__(connector, iter_chunk_size=64)
-        self._thread.daemon = True  # as SQLAlchemy does for its own aiosqlite connections
-        self.pending: list[_Statement] = []
-
-    def cursor(self) -> _OneTripCursor:  # type: ignore[override]
-        return _OneTripCursor(self)
-
-    async def commit(self) -> None:
-        pending, self.pending = self.pending, []
-        if pending:
-            await self._execute(_commit_statements, self._conn, pending)
-        elif self._connection is not None and self._connection.in_transaction:
-            await super().commit()
-
-    async def rollback(self) -> None:
-        self.pending = []
-        if self._connection is not None and self._connection.in_transaction:
-            await super().rollback()
-
-
-def _one_trip_creator(database: str, *, uri: bool) -> Callable[[], Any]:
-    """The ``async_creator`` for SQLite: what ``sqlite3.connect`` would get
-    from SQLAlchemy's URL (absolute path, ``uri`` for ``file:`` names) plus a
-    30 s busy timeout."""
-
-    def connector() -> sqlite3.Connection:
-        return sqlite3.connect(database, timeout=30, uri=uri)
-
-    async def create() -> _OneTripConnection:
-        connection = _OneTripConnection(connector)
-        await connection  # starts the worker thread and connects on it
-        return connection
-
-    return create
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
