@@ -28,6 +28,7 @@ import base64
 import datetime
 import json
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -859,10 +860,36 @@ def _needs_reference(value: Any, msg: Any, depth: int) -> None:
 
 def _decoder(desc: _Desc) -> _Decoder:
     """The compiled decoder of ``desc``: (JSON object, empty message, depth) →
-    None. Registered before its table is filled (types may contain themselves)."""
+    None. Compiled under a lock; the decoders of one compilation are published
+    together once all their tables are complete, so another thread never sees
+    a table being filled (a missing entry would read as an unknown field)."""
     known = _DECODERS.get(desc.full_name)
     if known is not None:
         return known
+    with _COMPILING:
+        known = _DECODERS.get(desc.full_name) or _BUILDING.get(desc.full_name)
+        if known is not None:
+            return known
+        outermost = not _BUILDING
+        try:
+            decode = _compile_decoder(desc)
+        except BaseException:
+            if outermost:
+                _BUILDING.clear()
+            raise
+        if outermost:
+            _DECODERS.update(_BUILDING)
+            _BUILDING.clear()
+        return decode
+
+
+_COMPILING = threading.RLock()
+_BUILDING: dict[str, _Decoder] = {}  # decoders of the compilation in progress
+
+
+def _compile_decoder(desc: _Desc) -> _Decoder:
+    """Builds the decoder of ``desc``, registered in _BUILDING before its table
+    is filled (types may contain themselves)."""
     # key → (field number, oneof name or None, setter)
     table: dict[str, tuple[int, str | None, _Setter]] = {}
 
@@ -887,14 +914,13 @@ def _decoder(desc: _Desc) -> _Decoder:
                 seen.add(oneof)
             set_value(msg, value, depth)
 
-    _DECODERS[desc.full_name] = decode
     names = {n for fd in desc.fields for n in (fd.name, fd.json_name)}
     if any(o.name in names for o in desc.oneofs):
         # json_format tracks oneof names among the keys it has seen: leave such
         # a type entirely to it.
-        table.clear()
-        _DECODERS[desc.full_name] = _needs_reference
+        _BUILDING[desc.full_name] = _needs_reference
         return _needs_reference
+    _BUILDING[desc.full_name] = decode
     entries = []
     for fd in desc.fields:
         oneof = fd.containing_oneof

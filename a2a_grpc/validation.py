@@ -12,6 +12,7 @@ per problem, using proto field paths such as ``message.parts[0]``.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -111,13 +112,38 @@ _EMPTY = _Plan(building=False)
 
 
 def _plan(desc: Any) -> _Plan:
+    """The plan of ``desc``, built under a lock; the plans of one build are
+    published together once complete, so another thread never walks a plan
+    being filled (a missing check would let a bad request through)."""
     plan = _PLANS.get(desc.full_name)
     if plan is not None:
         return plan
+    with _PLANNING:
+        plan = _PLANS.get(desc.full_name) or _BUILDING.get(desc.full_name)
+        if plan is not None:
+            return plan
+        outermost = not _BUILDING
+        try:
+            plan = _build_plan(desc)
+        except BaseException:
+            if outermost:
+                _BUILDING.clear()
+            raise
+        if outermost:
+            _PLANS.update(_BUILDING)
+            _BUILDING.clear()
+        return plan
+
+
+_PLANNING = threading.RLock()
+_BUILDING: dict[str, _Plan] = {}  # plans of the build in progress
+
+
+def _build_plan(desc: Any) -> _Plan:
     if desc.full_name.startswith(_WELL_KNOWN):
-        _PLANS[desc.full_name] = _EMPTY
+        _BUILDING[desc.full_name] = _EMPTY
         return _EMPTY
-    plan = _PLANS[desc.full_name] = _Plan()
+    plan = _BUILDING[desc.full_name] = _Plan()
     for fd in _required(desc):
         if fd.is_repeated:
             kind = _REQ_LIST
