@@ -470,10 +470,14 @@ def json_value(value: message.Message) -> Any:
     return _whole(json_format.MessageToDict(value))
 
 
+# json.dumps with these settings, without building an encoder per call.
+_JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps(obj: Any) -> str:
     """Compact JSON text of a dict/list built from :func:`to_dict` output:
     raw UTF-8, with U+2028 and U+2029 escaped (SSE-safe, one line)."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    text = _JSON_ENCODER.encode(obj)
     if "\u2028" in text or "\u2029" in text:
         text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return text

@@ -453,3 +453,12 @@ def test_decoder_matches_json_format_for_every_field_and_odd_value(kind: str) ->
             for value in _JUNK:
                 _same_parse({fd.json_name: value}, cls)
             _same_parse({fd.name: "x", fd.json_name: "x"}, cls)
+
+
+def test_dumps_equals_json_dumps_with_the_codec_settings() -> None:
+    rng = random.Random("dumps")
+    for desc in A2A_TYPES:
+        for i in range(10):
+            doc = codec.to_dict(fill(codec.message_class(desc)(), rng, depth=1 + i % 4))
+            want = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+            assert codec.dumps(doc) == want.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
