@@ -20,6 +20,12 @@ Input: strict JSON (no NaN/Infinity), unknown fields ignored (spec §5.7).
 Failures raise :class:`~a2a_grpc.errors.A2AError`: PARSE_ERROR for bytes that
 are not JSON, INVALID_PARAMS (with a ``google.rpc.BadRequest`` field violation)
 for JSON that does not fit the message.
+
+Speed: both directions are compiled once per message type from its
+descriptors (see "compiled encoders" and "compiled decoders" below);
+protobuf's pure-Python ``json_format`` stays the reference they are tested
+against (:func:`to_dict_reference`, :func:`parse_reference`) and the fallback
+for whatever they do not handle themselves.
 """
 
 from __future__ import annotations
