@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -93,7 +94,7 @@ class ServerProc:
         return float("nan")
 
     def stop(self) -> None:
-        """SIGINT, then SIGKILL after 5 s."""
+        """SIGINT, then SIGKILL after 5 s; removes the server's temp dir (SQLite files, log)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
             try:
@@ -101,6 +102,7 @@ class ServerProc:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def log_tail(self, n: int = 20) -> str:
         with contextlib.suppress(OSError):
