@@ -561,7 +561,7 @@ def _check_value(fd: _Field, value: Any, path: list[str]) -> None:
 def _check_shape(obj: dict[str, Any], desc: _Desc, path: list[str]) -> None:
     """json_format iterates a string given for a message or a list field as if
     it were an object or a list; refuse such shapes before parsing."""
-    fields = _fields_by_any_name(desc)
+    fields = fields_by_any_name(desc)
     for key, value in obj.items():
         fd = fields.get(key)
         if fd is None or value is None:
@@ -585,7 +585,9 @@ def _check_shape(obj: dict[str, Any], desc: _Desc, path: list[str]) -> None:
 _BY_NAME: dict[str, dict[str, _Field]] = {}
 
 
-def _fields_by_any_name(desc: _Desc) -> dict[str, _Field]:
+def fields_by_any_name(desc: _Desc) -> dict[str, _Field]:
+    """A message type's fields by proto name and by JSON name (ProtoJSON
+    parsers accept both; cached per type)."""
     table = _BY_NAME.get(desc.full_name)
     if table is None:
         table = {}

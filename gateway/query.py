@@ -18,6 +18,7 @@ from typing import Any
 
 from google.protobuf import descriptor, message, timestamp_pb2
 
+from a2a_grpc.codec import fields_by_any_name
 from a2a_grpc.errors import A2AError, FieldViolation
 
 __all__ = ["apply_query", "set_field"]
@@ -41,19 +42,6 @@ _INT_RANGES = {
 _TIMESTAMP = "google.protobuf.Timestamp"
 #: Query parameters that are service parameters, not request fields.
 _RESERVED = frozenset({"a2a-version"})
-
-_LOOKUP: dict[str, dict[str, _Field]] = {}
-
-
-def _fields(desc: _Desc) -> dict[str, _Field]:
-    table = _LOOKUP.get(desc.full_name)
-    if table is None:
-        table = {}
-        for fd in desc.fields:
-            table[fd.name] = fd
-            table[fd.json_name] = fd
-        _LOOKUP[desc.full_name] = table
-    return table
 
 
 def _is_map(fd: _Field) -> bool:
@@ -152,7 +140,7 @@ def _resolve(msg: message.Message, dotted: str) -> tuple[message.Message, _Field
     proto_names: list[str] = []
     names = dotted.split(".")
     for i, name in enumerate(names):
-        fd = _fields(current.DESCRIPTOR).get(name)
+        fd = fields_by_any_name(current.DESCRIPTOR).get(name)
         if fd is None:
             return None
         proto_names.append(fd.name)

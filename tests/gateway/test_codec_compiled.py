@@ -341,7 +341,7 @@ def _nodes(obj: Any, desc: Any, out: list[tuple[dict[str, Any], Any]]) -> None:
     if type(obj) is not dict or desc.full_name in codec._OPAQUE:
         return
     out.append((obj, desc))
-    table = codec._fields_by_any_name(desc)
+    table = codec.fields_by_any_name(desc)
     for key, value in obj.items():
         fd = table.get(key)
         if fd is None or fd.type != fd.TYPE_MESSAGE:
@@ -370,13 +370,13 @@ def _mutate(obj: dict[str, Any], desc: Any, rng: random.Random) -> None:
         node[rng.choice([fd.json_name, fd.name])] = copy.deepcopy(rng.choice(_JUNK))
     elif kind == 3 and node:  # a key written as the proto name (or dropped)
         key = rng.choice(list(node))
-        fd = codec._fields_by_any_name(node_desc).get(key)
+        fd = codec.fields_by_any_name(node_desc).get(key)
         value = node.pop(key)
         if fd is not None and rng.random() < 0.8:
             node[fd.name] = value
     elif kind == 4 and node:  # the same field under both names
         key = rng.choice(list(node))
-        fd = codec._fields_by_any_name(node_desc).get(key)
+        fd = codec.fields_by_any_name(node_desc).get(key)
         if fd is not None:
             node[fd.name if key == fd.json_name else fd.json_name] = copy.deepcopy(node[key])
     elif kind == 5:  # unknown keys
