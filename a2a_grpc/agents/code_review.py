@@ -41,15 +41,16 @@ Outcomes and errors:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf import json_format
 from unidiff import PatchedFile, PatchSet
@@ -73,7 +74,23 @@ CHUNK_FINDINGS = 50
 MAX_DIFF_BYTES = 4 * 1024 * 1024
 #: Where the rebuilt sources are written: memory-backed /dev/shm when there is one (thousands of
 #: small files; a disk under load makes that take seconds), else the system temporary directory.
+_T = TypeVar("_T")
 _SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK) else None
+
+
+async def _finish_in_thread(func: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """``asyncio.to_thread(func, ...)`` that, when cancelled, still lets the
+    thread finish before the cancellation goes on (its side effects are then
+    complete and can be cleaned up)."""
+    work = asyncio.ensure_future(asyncio.to_thread(func, *args, **kwargs))
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            await work
+        raise
+
+
 #: Most hunks linted in one review; files beyond it are listed as skipped.
 MAX_HUNKS = 5000
 #: Timeout of a diff fetch by URL (seconds).
@@ -234,9 +251,11 @@ class CodeReviewAgent(AgentExecutor):
 
         order = {p.path: i for i, p in enumerate(python_files)}
         # File system work runs in a thread so a large diff does not stall the event loop.
-        tmp = await asyncio.to_thread(tempfile.mkdtemp, prefix="a2a-review-", dir=_SCRATCH)
+        # A thread cannot be stopped: on cancellation wait for it (shielded) before the
+        # scratch directory is removed, or it would write into it afterwards.
+        tmp = tempfile.mkdtemp(prefix="a2a-review-", dir=_SCRATCH)  # one syscall: no thread, nothing to race
         try:
-            names = await asyncio.to_thread(_write_snippets, tmp, snippets)
+            names = await _finish_in_thread(_write_snippets, tmp, snippets)
             report = await run_ruff(names, rules.families_for(focus), target_version=py_version)
         except RuffError as exc:
             raise _Failed(f"The review could not run: {exc}.") from exc
