@@ -91,18 +91,22 @@ async def stream(
             nxt: asyncio.Future[Any] = asyncio.ensure_future(agen.__anext__())
             if not await _wait(nxt, request, response, keepalive, stopping):
                 break
-            try:
-                event = nxt.result()
-            except StopAsyncIteration:
+            # Read the outcome without re-raising it here: a raised exception's
+            # traceback would hold this frame, which holds ``nxt``, which holds
+            # the exception — a reference cycle per stream that only the cyclic
+            # GC frees (measured: its pauses were the p99 of HTTP streaming).
+            failure = nxt.exception()
+            if failure is None:
+                await _write(response, encode_event(nxt.result()))
+                continue
+            if isinstance(failure, StopAsyncIteration):
                 break
-            except (asyncio.CancelledError, ConnectionError):
-                raise
-            except Exception as exc:
-                if not _is_known(exc):
-                    log.exception("stream failed")
-                await _write(response, encode_error(status_of(exc)))
-                break
-            await _write(response, encode_event(event))
+            if isinstance(failure, ConnectionError):
+                raise failure
+            if not _is_known(failure):
+                log.error("stream failed", exc_info=failure)
+            await _write(response, encode_error(status_of(failure)))
+            break
         await response.write_eof()
     except ConnectionError:
         # The client went away: end the servicer's generator, which ends its
