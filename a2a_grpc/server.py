@@ -10,6 +10,7 @@ refused, in-flight calls get ``grace_seconds`` to finish.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +48,12 @@ class ServerConfig:
     ``http://host:http_port``); ``public_grpc`` the advertised gRPC
     ``host:port``. ``max_message_bytes`` caps requests and responses on both
     transports (bytes). ``grace_seconds``: shutdown grace period.
+    ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
+    move everything alive (modules, classes,
+    descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
+    (``gc.freeze()``), so its full collections scan only what requests create —
+    they were the p99 tail under load (REST streaming at concurrency 64: p99
+    100 → 35 ms).
     """
 
     host: str = "127.0.0.1"
@@ -58,6 +65,7 @@ class ServerConfig:
     grace_seconds: float = 5.0
     interface_order: Sequence[str] = BINDINGS
     keepalive_seconds: float = 15.0
+    freeze_gc: bool = False
     card_max_age_seconds: int = 300
     handler: HandlerConfig = field(default_factory=HandlerConfig)
 
@@ -186,6 +194,9 @@ class A2AServer:
         await server.start()
         await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
+        if cfg.freeze_gc:
+            gc.collect()
+            gc.freeze()
         log.info("serving %s: gRPC %s, HTTP %s", self.card.name, self.grpc_port, self.http_port)
 
     async def stop(self, grace_seconds: float | None = None) -> None:

@@ -237,6 +237,7 @@ def serve(
         public_grpc=public_grpc,
         max_message_bytes=max_message_bytes,
         grace_seconds=grace,
+        freeze_gc=True,
         interface_order=order,
         handler=HandlerConfig(strict_version=strict_version),
     )

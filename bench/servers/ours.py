@@ -30,7 +30,13 @@ async def main(argv: list[str]) -> None:
     server = A2AServer(
         load_agent(args.agent),
         open_store(args.store),
-        ServerConfig(host=args.host, grpc_port=args.grpc_port, http_port=args.http_port, grace_seconds=1.0),
+        ServerConfig(
+            host=args.host,
+            grpc_port=args.grpc_port,
+            http_port=args.http_port,
+            grace_seconds=1.0,
+            freeze_gc=True,  # as a2a-grpc serve does
+        ),
     )
     await server.start()
     print(f"READY grpc={server.grpc_port} http={server.http_port}", flush=True)
