@@ -15,6 +15,7 @@ import bisect
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from a2a_grpc.context import Owner
 from a2a_grpc.store.base import (
@@ -45,18 +46,38 @@ def _copy_config(config: pb.TaskPushNotificationConfig) -> pb.TaskPushNotificati
     return out
 
 
-@dataclass(slots=True)
-class _Row:
-    # The task is kept serialized: bytes are one untracked object where a
-    # parsed proto is a tree the cyclic GC walks on every full collection
-    # (their pauses were the p99 tail with many stored tasks), and a copy out
-    # is one parse either way.
-    data: bytes
-    owner: Owner
-    version: int
-    key: _Key
-    context_id: str
-    state: int
+#: One stored task: (serialized task, tenant, user, version, (status ms, id),
+#: context id, state). A plain tuple of atoms, so CPython stops tracking it in
+#: the cyclic GC: full collections — whose pauses were the p99 tail of a server
+#: holding many tasks — then cost nothing per stored task. The task is kept
+#: serialized for the same reason (a parsed proto is a tree the GC walks), and
+#: a copy out is one parse either way. Rows are replaced, never changed.
+_Row = tuple[bytes, str, str, int, _Key, str, int]
+_DATA: Final = 0
+_TENANT: Final = 1
+_USER: Final = 2
+_VERSION: Final = 3
+_KEY: Final = 4
+_CONTEXT: Final = 5
+_STATE: Final = 6
+
+
+def _row(task: pb.Task, owner: Owner, version: int) -> _Row:
+    ts = task.status.timestamp
+    key = (ts.seconds * 1000 + ts.nanos // 1_000_000, task.id)
+    return (
+        task.SerializeToString(),
+        owner.tenant,
+        owner.user,
+        version,
+        key,
+        task.context_id,
+        task.status.state,
+    )
+
+
+def _owned(row: _Row, owner: Owner) -> bool:
+    return row[_TENANT] == owner.tenant and row[_USER] == owner.user
 
 
 @dataclass(slots=True)
@@ -98,7 +119,7 @@ class InMemoryTaskStore:
 
     def __init__(self) -> None:
         self._tasks: dict[str, _Row] = {}
-        self._index: dict[Owner, _OwnerIndex] = {}
+        self._index: dict[tuple[str, str], _OwnerIndex] = {}  # by (tenant, user)
         # (owner, task_id) -> config id -> config, in creation order.
         self._configs: dict[tuple[Owner, str], dict[str, pb.TaskPushNotificationConfig]] = {}
         self._config_counts: dict[Owner, int] = {}
@@ -117,16 +138,16 @@ class InMemoryTaskStore:
     # --- tasks ---------------------------------------------------------------
 
     def _index_add(self, row: _Row) -> None:
-        idx = self._index.setdefault(row.owner, _OwnerIndex())
-        _insort(idx.all, row.key)
-        _insort(idx.by_context.setdefault(row.context_id, []), row.key)
-        _insort(idx.by_state.setdefault(row.state, []), row.key)
+        idx = self._index.setdefault((row[_TENANT], row[_USER]), _OwnerIndex())
+        _insort(idx.all, row[_KEY])
+        _insort(idx.by_context.setdefault(row[_CONTEXT], []), row[_KEY])
+        _insort(idx.by_state.setdefault(row[_STATE], []), row[_KEY])
 
     def _index_remove(self, row: _Row) -> None:
-        idx = self._index[row.owner]
-        _remove(idx.all, row.key)
-        _remove(idx.by_context[row.context_id], row.key)
-        _remove(idx.by_state[row.state], row.key)
+        idx = self._index[(row[_TENANT], row[_USER])]
+        _remove(idx.all, row[_KEY])
+        _remove(idx.by_context[row[_CONTEXT]], row[_KEY])
+        _remove(idx.by_state[row[_STATE]], row[_KEY])
 
     async def create(self, task: pb.Task, owner: Owner) -> int:
         """Stores a copy of ``task`` at version 1 and returns 1.
@@ -134,14 +155,7 @@ class InMemoryTaskStore:
         Raises TaskExistsError if ``task.id`` is taken by any owner."""
         if task.id in self._tasks:
             raise TaskExistsError(task.id)
-        row = _Row(
-            data=task.SerializeToString(),
-            owner=owner,
-            version=1,
-            key=(status_ts_ms(task), task.id),
-            context_id=task.context_id,
-            state=task.status.state,
-        )
+        row = _row(task, owner, 1)
         self._tasks[task.id] = row
         self._index_add(row)
         return 1
@@ -149,9 +163,9 @@ class InMemoryTaskStore:
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
         """A copy of the task and its version, or None when missing or not ``owner``'s."""
         row = self._tasks.get(task_id)
-        if row is None or row.owner != owner:
+        if row is None or not _owned(row, owner):
             return None
-        return StoredTask(pb.Task.FromString(row.data), row.version)
+        return StoredTask(pb.Task.FromString(row[_DATA]), row[_VERSION])
 
     async def update(
         self,
@@ -167,14 +181,10 @@ class InMemoryTaskStore:
         Raises VersionConflictError (writing nothing) when the version moved on
         or the task is missing or not ``owner``'s."""
         row = self._tasks.get(task.id)
-        if row is None or row.owner != owner or row.version != expected_version:
+        if row is None or not _owned(row, owner) or row[_VERSION] != expected_version:
             raise VersionConflictError(task.id)
         self._index_remove(row)
-        row.data = task.SerializeToString()
-        row.version += 1
-        row.key = (status_ts_ms(task), task.id)
-        row.context_id = task.context_id
-        row.state = task.status.state
+        row = self._tasks[task.id] = _row(task, owner, expected_version + 1)
         self._index_add(row)
         now = time.time()
         for entry in outbox:
@@ -183,12 +193,12 @@ class InMemoryTaskStore:
             self._outbox[seq] = _OutboxRow(entry=entry, next_attempt_at=now)
             self._pending.append(seq)  # seqs only grow: stays sorted
             self._state_counts["pending"] = self._state_counts.get("pending", 0) + 1
-        return row.version
+        return row[_VERSION]
 
     async def list_tasks(self, owner: Owner, query: ListQuery) -> ListPage:
         """One page of ``owner``'s tasks (copies), newest status first, ties by
         id descending; ``total_size`` counts all pages (spec §3.1.4)."""
-        idx = self._index.get(owner)
+        idx = self._index.get((owner.tenant, owner.user))
         if idx is None:
             return ListPage(tasks=[], has_more=False, total_size=0)
         # Walk the narrowest index; a second filter is checked per task.
@@ -209,8 +219,8 @@ class InMemoryTaskStore:
 
         def matches(key: _Key) -> bool:
             row = self._tasks[key[1]]
-            return (not query.context_id or row.context_id == query.context_id) and (
-                not query.state or row.state == query.state
+            return (not query.context_id or row[_CONTEXT] == query.context_id) and (
+                not query.state or row[_STATE] == query.state
             )
 
         # total_size covers every page: from the lower bound, ignoring the cursor.
@@ -227,7 +237,7 @@ class InMemoryTaskStore:
             if len(page) == query.page_size:
                 has_more = True
                 break
-            page.append(pb.Task.FromString(self._tasks[key[1]].data))
+            page.append(pb.Task.FromString(self._tasks[key[1]][_DATA]))
         return ListPage(tasks=page, has_more=has_more, total_size=total)
 
     # --- push notification configs -------------------------------------------
