@@ -34,7 +34,6 @@ import base64
 import datetime
 import json
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -44,6 +43,7 @@ from google.protobuf import descriptor, json_format, message, message_factory
 from google.protobuf.internal import type_checkers
 
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
+from a2a_grpc.typecache import TypeCache
 
 __all__ = [
     "dumps",
@@ -649,7 +649,6 @@ def parse_reference(obj: Any, msg: M, *, prefix: str = "") -> M:
 
 _Decoder = Any  # Callable[[dict[str, Any], message.Message, int], None]
 _Setter = Any  # Callable[[message.Message, Any, int], None]
-_DECODERS: dict[str, _Decoder] = {}
 _MAX_DEPTH = 90  # json_format refuses more than 100 nested messages
 _SURROGATE = json_format._UNPAIRED_SURROGATE_PATTERN  # type: ignore[attr-defined]
 
@@ -872,36 +871,13 @@ def _needs_reference(value: Any, msg: Any, depth: int) -> None:
 
 def _decoder(desc: _Desc) -> _Decoder:
     """The compiled decoder of ``desc``: (JSON object, empty message, depth) →
-    None. Compiled under a lock; the decoders of one compilation are published
-    together once all their tables are complete, so another thread never sees
-    a table being filled (a missing entry would read as an unknown field)."""
-    known = _DECODERS.get(desc.full_name)
-    if known is not None:
-        return known
-    with _COMPILING:
-        known = _DECODERS.get(desc.full_name) or _BUILDING.get(desc.full_name)
-        if known is not None:
-            return known
-        outermost = not _BUILDING
-        try:
-            decode = _compile_decoder(desc)
-        except BaseException:
-            if outermost:
-                _BUILDING.clear()
-            raise
-        if outermost:
-            _DECODERS.update(_BUILDING)
-            _BUILDING.clear()
-        return decode
-
-
-_COMPILING = threading.RLock()
-_BUILDING: dict[str, _Decoder] = {}  # decoders of the compilation in progress
+    None, built once per type (see :mod:`a2a_grpc.typecache`)."""
+    return _DECODERS.get(desc)
 
 
 def _compile_decoder(desc: _Desc) -> _Decoder:
-    """Builds the decoder of ``desc``, registered in _BUILDING before its table
-    is filled (types may contain themselves)."""
+    """Builds the decoder of ``desc``, registered with the cache before its
+    table is filled (types may contain themselves)."""
     # key → (field number, oneof name or None, setter)
     table: dict[str, tuple[int, str | None, _Setter]] = {}
 
@@ -930,9 +906,9 @@ def _compile_decoder(desc: _Desc) -> _Decoder:
     if any(o.name in names for o in desc.oneofs):
         # json_format tracks oneof names among the keys it has seen: leave such
         # a type entirely to it.
-        _BUILDING[desc.full_name] = _needs_reference
+        _DECODERS.building(desc, _needs_reference)
         return _needs_reference
-    _BUILDING[desc.full_name] = decode
+    _DECODERS.building(desc, decode)
     entries = []
     for fd in desc.fields:
         oneof = fd.containing_oneof
@@ -956,3 +932,6 @@ def message_class(desc: _Desc) -> type[message.Message]:
     if cls is None:
         cls = _CLASSES[desc.full_name] = message_factory.GetMessageClass(desc)
     return cls
+
+
+_DECODERS: TypeCache[_Decoder] = TypeCache(_compile_decoder)

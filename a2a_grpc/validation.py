@@ -12,7 +12,6 @@ per problem, using proto field paths such as ``message.parts[0]``.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -22,6 +21,7 @@ from google.protobuf import descriptor
 from google.protobuf.message import Message as ProtoMessage
 
 from a2a_grpc.errors import A2AError, FieldViolation
+from a2a_grpc.typecache import TypeCache
 
 __all__ = ["ID_FIELDS", "check_id", "validate_request"]
 
@@ -107,43 +107,19 @@ class _Plan:
         return not (self.building or self.required or self.part or self.checks)
 
 
-_PLANS: dict[str, _Plan] = {}
 _EMPTY = _Plan(building=False)
 
 
 def _plan(desc: Any) -> _Plan:
-    """The plan of ``desc``, built under a lock; the plans of one build are
-    published together once complete, so another thread never walks a plan
-    being filled (a missing check would let a bad request through)."""
-    plan = _PLANS.get(desc.full_name)
-    if plan is not None:
-        return plan
-    with _PLANNING:
-        plan = _PLANS.get(desc.full_name) or _BUILDING.get(desc.full_name)
-        if plan is not None:
-            return plan
-        outermost = not _BUILDING
-        try:
-            plan = _build_plan(desc)
-        except BaseException:
-            if outermost:
-                _BUILDING.clear()
-            raise
-        if outermost:
-            _PLANS.update(_BUILDING)
-            _BUILDING.clear()
-        return plan
-
-
-_PLANNING = threading.RLock()
-_BUILDING: dict[str, _Plan] = {}  # plans of the build in progress
+    """The plan of ``desc``, built once per type (see :mod:`a2a_grpc.typecache`)."""
+    return _PLANS.get(desc)
 
 
 def _build_plan(desc: Any) -> _Plan:
     if desc.full_name.startswith(_WELL_KNOWN):
-        _BUILDING[desc.full_name] = _EMPTY
+        _PLANS.building(desc, _EMPTY)
         return _EMPTY
-    plan = _BUILDING[desc.full_name] = _Plan()
+    plan = _PLANS.building(desc, _Plan())
     for fd in _required(desc):
         if fd.is_repeated:
             kind = _REQ_LIST
@@ -287,3 +263,6 @@ def validate_request(request: ProtoMessage) -> None:
     _walk(request, "", out)
     if out:
         raise A2AError.invalid_params(*out)
+
+
+_PLANS: TypeCache[_Plan] = TypeCache(_build_plan)
