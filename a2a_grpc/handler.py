@@ -22,7 +22,7 @@ import contextlib
 import hashlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -695,20 +695,33 @@ class RequestHandler:
             ex.push_config.id = new_id()
         await self.store.put_push_config(ex.owner, ex.push_config)
 
-    async def _load_push_configs(self, ex: _Execution) -> list[pb.TaskPushNotificationConfig]:
+    async def _push_configs(self, owner: Owner, task_id: str) -> list[pb.TaskPushNotificationConfig]:
+        """The task's webhooks; none while push delivery is off."""
         if self.push is None or not self.card.capabilities.push_notifications:
             return []
-        return await self.store.list_push_configs(ex.owner, ex.task_id)
+        return await self.store.list_push_configs(owner, task_id)
+
+    async def _load_push_configs(self, ex: _Execution) -> list[pb.TaskPushNotificationConfig]:
+        return await self._push_configs(ex.owner, ex.task_id)
 
     def _outbox(self, ex: _Execution, version: int, event: pb.StreamResponse) -> list[OutboxEntry]:
-        if not ex.push_configs or self.push is None:
+        return self._outbox_entries(ex.task_id, ex.push_configs or (), version, event)
+
+    def _outbox_entries(
+        self,
+        task_id: str,
+        configs: Sequence[pb.TaskPushNotificationConfig],
+        version: int,
+        event: pb.StreamResponse,
+    ) -> list[OutboxEntry]:
+        """One push notification per webhook for the event that made the task
+        ``version``; the event id ``task:version`` is stable across retries."""
+        if not configs or self.push is None:
             return []
         payload = event.SerializeToString()
+        event_id = f"{task_id}:{version}"
         return [
-            OutboxEntry(
-                task_id=ex.task_id, config_id=c.id, event_id=f"{ex.task_id}:{version}", payload=payload
-            )
-            for c in ex.push_configs
+            OutboxEntry(task_id=task_id, config_id=c.id, event_id=event_id, payload=payload) for c in configs
         ]
 
     def _wake_push(self) -> None:
@@ -807,24 +820,8 @@ class RequestHandler:
         unknown tasks TASK_NOT_FOUND."""
         self._begin(call)
         self._validate(req)
-        stored = await self._get_task(req.id, call.owner)
-        state = stored.task.status.state
-        if state == pb.TASK_STATE_CANCELED:
-            return _trim(stored.task, None)
-        if is_terminal(state):
-            raise A2AError(
-                ErrorCode.TASK_NOT_CANCELABLE,
-                f"task {req.id} is {pb.TaskState.Name(state)} and cannot be canceled",
-                metadata={"taskId": req.id},
-            )
-        ex = self._running.get(req.id)
-        if ex is not None and ex.runner is not None:
-            if ex.cancel_reason is None:
-                # Only the first canceller interrupts: cancelling again would
-                # cut short the execution's own CANCELED write.
-                self._interrupt(ex, "cancel")
-            await asyncio.wait({ex.runner}, timeout=self.config.cancel_grace_seconds)
-        for _attempt in range(5):
+        interrupted = False
+        for _attempt in range(6):
             stored = await self._get_task(req.id, call.owner)
             state = stored.task.status.state
             if state == pb.TASK_STATE_CANCELED:
@@ -832,28 +829,33 @@ class RequestHandler:
             if is_terminal(state):
                 raise A2AError(
                     ErrorCode.TASK_NOT_CANCELABLE,
-                    f"task {req.id} became {pb.TaskState.Name(state)} before it could be canceled",
+                    f"task {req.id} is {pb.TaskState.Name(state)} and cannot be canceled",
                     metadata={"taskId": req.id},
                 )
-            if req.id in self._running:
-                raise A2AError(
-                    ErrorCode.TASK_NOT_CANCELABLE,
-                    f"the agent did not stop task {req.id} within {self.config.cancel_grace_seconds} s",
-                    metadata={"taskId": req.id},
-                )
+            ex = self._running.get(req.id)
+            if ex is not None and ex.runner is not None:
+                if interrupted:
+                    raise A2AError(
+                        ErrorCode.TASK_NOT_CANCELABLE,
+                        f"the agent did not stop task {req.id} within {self.config.cancel_grace_seconds} s",
+                        metadata={"taskId": req.id},
+                    )
+                interrupted = True
+                if ex.cancel_reason is None:
+                    # Only the first canceller interrupts: cancelling again would
+                    # cut short the execution's own CANCELED write.
+                    self._interrupt(ex, "cancel")
+                await asyncio.wait({ex.runner}, timeout=self.config.cancel_grace_seconds)
+                continue
+            # No execution (interrupted or orphaned task): cancel it here.
             task = pb.Task()
             task.CopyFrom(stored.task)
             task.status.Clear()
             task.status.state = pb.TASK_STATE_CANCELED
             task.status.timestamp.CopyFrom(now_timestamp())
             event = _status_event(task)
-            configs = await self.store.list_push_configs(call.owner, task.id) if self.push else []
-            payload = event.SerializeToString()
-            outbox = [
-                OutboxEntry(task.id, c.id, f"{task.id}:{stored.version + 1}", payload)
-                for c in configs
-                if self.card.capabilities.push_notifications
-            ]
+            configs = await self._push_configs(call.owner, task.id)
+            outbox = self._outbox_entries(task.id, configs, stored.version + 1, event)
             try:
                 version = await self.store.update(task, call.owner, stored.version, outbox=outbox)
             except VersionConflictError:
