@@ -933,17 +933,16 @@ class RequestHandler:
                     f"the caller already has {self.config.push_max_configs_per_owner} push configs",
                 )
         await self.store.put_push_config(call.owner, config)
-        self._refresh_push(config.task_id)
+        await self._refresh_push(config.task_id)
         return config
 
-    def _refresh_push(self, task_id: str) -> None:
+    async def _refresh_push(self, task_id: str) -> None:
+        """A running execution picks up the task's webhooks as they now are.
+        Until the read returns, events still go to the previous set (a
+        deleted config gets nothing: delivery looks each config up)."""
         ex = self._running.get(task_id)
         if ex is not None and ex.current is not None:
-            ex.push_configs = None
-            asyncio.get_running_loop().create_task(self._reload_push(ex))
-
-    async def _reload_push(self, ex: _Execution) -> None:
-        ex.push_configs = await self._load_push_configs(ex)
+            ex.push_configs = await self._load_push_configs(ex)
 
     async def get_task_push_notification_config(
         self, req: pb.GetTaskPushNotificationConfigRequest, call: CallContext
@@ -1004,7 +1003,7 @@ class RequestHandler:
         self._validate(req)
         await self._get_task(req.task_id, call.owner)
         await self.store.delete_push_config(call.owner, req.task_id, req.id)
-        self._refresh_push(req.task_id)
+        await self._refresh_push(req.task_id)
         return empty_pb2.Empty()
 
     # ------------------------------------------------------------------- card
