@@ -38,12 +38,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from google.api import field_behavior_pb2
 from google.protobuf import descriptor, json_format, message, message_factory
 from google.protobuf.internal import type_checkers
 
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from a2a_grpc.typecache import TypeCache
+from a2a_grpc.types import is_required
 
 __all__ = [
     "dumps",
@@ -102,12 +102,6 @@ class _Plan:
 _PLANS: dict[str, _Plan] = {}
 
 
-def _is_required(fd: _Field) -> bool:
-    if not fd.has_options:
-        return False
-    return field_behavior_pb2.REQUIRED in fd.GetOptions().Extensions[field_behavior_pb2.field_behavior]
-
-
 def _is_map(fd: _Field) -> bool:
     return (
         fd.type == _FD.TYPE_MESSAGE
@@ -139,7 +133,7 @@ def _plan(desc: _Desc) -> _Plan:
         return plan
     plan = _PLANS[desc.full_name] = _Plan()
     for fd in desc.fields:
-        if _is_required(fd) and not fd.has_presence:
+        if is_required(fd) and not fd.has_presence:
             plan.required.append((fd.json_name, _default_json(fd)))
         if fd.type != _FD.TYPE_MESSAGE:
             continue

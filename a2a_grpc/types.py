@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 import uuid
 
-from google.protobuf import timestamp_pb2
+from google.api import field_behavior_pb2
+from google.protobuf import descriptor, timestamp_pb2
 
 from a2a_grpc.gen.lf.a2a.v1 import a2a_pb2 as pb
 from a2a_grpc.gen.lf.a2a.v1 import a2a_pb2_grpc as pb_grpc
@@ -21,6 +22,7 @@ __all__ = [
     "Event",
     "is_final",
     "is_interrupted",
+    "is_required",
     "is_terminal",
     "new_id",
     "now_timestamp",
@@ -75,3 +77,11 @@ def now_timestamp() -> timestamp_pb2.Timestamp:
     # goes through timegm and struct_time); same value, truncated to milliseconds.
     ts.FromMilliseconds(time.time_ns() // 1_000_000)
     return ts
+
+
+def is_required(field: descriptor.FieldDescriptor) -> bool:
+    """Whether the proto marks ``field`` ``(google.api.field_behavior) =
+    REQUIRED`` (spec §5.7)."""
+    if not field.has_options:
+        return False
+    return field_behavior_pb2.REQUIRED in field.GetOptions().Extensions[field_behavior_pb2.field_behavior]

@@ -16,17 +16,16 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from google.api import field_behavior_pb2
 from google.protobuf import descriptor
 from google.protobuf.message import Message as ProtoMessage
 
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.typecache import TypeCache
+from a2a_grpc.types import is_required
 
 __all__ = ["ID_FIELDS", "check_id", "validate_request"]
 
 _FD = descriptor.FieldDescriptor
-_REQUIRED = field_behavior_pb2.REQUIRED
 #: Fields holding ids that travel in REST paths or identify resources.
 ID_FIELDS = frozenset({"id", "task_id", "context_id", "tenant"})
 _WELL_KNOWN = ("google.protobuf.",)
@@ -36,12 +35,7 @@ _NON_NEGATIVE = frozenset({"history_length", "page_size"})
 
 @cache
 def _required(desc: descriptor.Descriptor) -> tuple[descriptor.FieldDescriptor, ...]:
-    out = []
-    for fd in desc.fields:
-        behaviors = fd.GetOptions().Extensions[field_behavior_pb2.field_behavior]
-        if _REQUIRED in behaviors:
-            out.append(fd)
-    return tuple(out)
+    return tuple(fd for fd in desc.fields if is_required(fd))
 
 
 def check_id(value: str) -> str | None:

@@ -12,12 +12,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
-from google.api import field_behavior_pb2
-from google.protobuf import descriptor as _descriptor
 from google.protobuf import json_format
 
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.types import pb
+from a2a_grpc.types import is_required, pb
 
 __all__ = [
     "BINDINGS",
@@ -62,11 +60,6 @@ def card_url(base_url: str) -> str:
     return base.rstrip("/") + WELL_KNOWN_PATH
 
 
-def _required(field: _descriptor.FieldDescriptor) -> bool:
-    opts = field.GetOptions()
-    return field_behavior_pb2.REQUIRED in opts.Extensions[field_behavior_pb2.field_behavior]
-
-
 def _missing(raw: Any, desc: Any, path: str) -> list[str]:
     """The JSON paths of REQUIRED singular fields absent from ``raw``,
     recursively through nested messages that are present."""
@@ -78,7 +71,7 @@ def _missing(raw: Any, desc: Any, path: str) -> list[str]:
         value = raw.get(field.json_name, raw.get(field.name))
         here = f"{path}.{field.json_name}" if path else field.json_name
         if field.type != field.TYPE_MESSAGE:
-            if _required(field) and not field.is_repeated and not present:
+            if is_required(field) and not field.is_repeated and not present:
                 out.append(here)
             continue
         msg = field.message_type
@@ -92,7 +85,7 @@ def _missing(raw: Any, desc: Any, path: str) -> list[str]:
                 for i, item in enumerate(value):
                     out.extend(_missing(item, msg, f"{here}[{i}]"))
         elif not present:
-            if _required(field):
+            if is_required(field):
                 out.append(here)
         elif not msg.full_name.startswith("google.protobuf."):
             out.extend(_missing(value, msg, here))
