@@ -785,8 +785,7 @@ class RequestHandler:
         size = min(size, cfg.list_max_page_size)
         after_ms = None
         if req.HasField("status_timestamp_after"):
-            ts = req.status_timestamp_after
-            after_ms = ts.seconds * 1000 + ts.nanos // 1_000_000
+            after_ms = req.status_timestamp_after.ToMilliseconds()
         fingerprint = hashlib.sha256(
             json.dumps([call.tenant, call.user, req.context_id, req.status, after_ms]).encode()
         ).hexdigest()[:16]
@@ -807,8 +806,7 @@ class RequestHandler:
         token = ""
         if page.has_more and page.tasks:
             last = page.tasks[-1]
-            ts = last.status.timestamp
-            token = _encode_cursor((ts.seconds * 1000 + ts.nanos // 1_000_000, last.id), fingerprint)
+            token = _encode_cursor((last.status.timestamp.ToMilliseconds(), last.id), fingerprint)
         return pb.ListTasksResponse(
             tasks=tasks, next_page_token=token, page_size=size, total_size=page.total_size
         )

@@ -36,8 +36,7 @@ _Key = tuple[int, str]  # (status timestamp in ms, task id)
 
 def status_ts_ms(task: pb.Task) -> int:
     """``task.status.timestamp`` in milliseconds since the Unix epoch (0 when unset)."""
-    ts = task.status.timestamp
-    return ts.seconds * 1000 + ts.nanos // 1_000_000
+    return task.status.timestamp.ToMilliseconds()
 
 
 def _copy_config(config: pb.TaskPushNotificationConfig) -> pb.TaskPushNotificationConfig:
@@ -63,8 +62,7 @@ _STATE: Final = 6
 
 
 def _row(task: pb.Task, owner: Owner, version: int) -> _Row:
-    ts = task.status.timestamp
-    key = (ts.seconds * 1000 + ts.nanos // 1_000_000, task.id)
+    key = (status_ts_ms(task), task.id)
     return (
         task.SerializeToString(),
         owner.tenant,
