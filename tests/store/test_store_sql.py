@@ -367,10 +367,10 @@ async def test_sqlite_update_that_loses_at_commit_leaves_nothing(tmp_path: Path)
 async def test_terminal_task_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Finished tasks are read from memory, within a count and a byte budget;
     # whatever was evicted (or never kept: too large) still reads from the database.
-    import a2a_grpc.store.sql as sql_module
+    from a2a_grpc.store.sql import caches
 
-    monkeypatch.setattr(sql_module, "TERMINAL_CACHE_SIZE", 3)
-    monkeypatch.setattr(sql_module, "TERMINAL_CACHE_BYTES", 16 * 1024)
+    monkeypatch.setattr(caches, "TERMINAL_CACHE_SIZE", 3)
+    monkeypatch.setattr(caches, "TERMINAL_CACHE_BYTES", 16 * 1024)
     store = SqlTaskStore(f"sqlite:///{tmp_path}/lru.db")
     await store.open()
     try:
@@ -380,9 +380,9 @@ async def test_terminal_task_memory_is_bounded(tmp_path: Path, monkeypatch: pyte
         for i in range(5):
             await store.create(make_task(f"t{i}", state=WORKING), ALICE)
             await store.update(make_task(f"t{i}", state=COMPLETED), ALICE, 1)
-        kept = store._terminal
+        kept = store._memory.terminal
         assert list(kept) == [(f"t{i}", "acme", "alice") for i in (2, 3, 4)]
-        assert store._terminal_bytes == sum(len(data) for data, _v in kept.values())
+        assert store._memory.terminal_bytes == sum(len(data) for data, _v in kept.values())
         for task_id in ["big", "t0", "t1", "t2", "t3", "t4"]:
             got = await store.get(task_id, ALICE)
             assert got is not None and got.task.status.state == COMPLETED, task_id
@@ -392,9 +392,7 @@ async def test_terminal_task_memory_is_bounded(tmp_path: Path, monkeypatch: pyte
         await store.close()
 
 
-@pytest.mark.parametrize(
-    "statement", ["_st_insert_task", "_st_get", "_st_old", "_st_update", "_st_count_add", "_st_count_get"]
-)
+@pytest.mark.parametrize("statement", ["insert_task", "get", "old", "update", "count_add", "count_get"])
 def test_task_statements_are_the_same_sql_on_sqlite_and_postgresql(statement: str) -> None:
     # Issue 2: one set of SQL for both databases. What may differ is the
     # driver's parameter style, PostgreSQL's parameter casts and the id collation.
@@ -406,6 +404,6 @@ def test_task_statements_are_the_same_sql_on_sqlite_and_postgresql(statement: st
         sql = re.sub(r"%\(\w+\)s(::\w+)?", "?", sql)
         return sql.replace(' COLLATE "C"', "")
 
-    lite = getattr(SqlTaskStore("sqlite:///x.db"), statement).compile(dialect=sqlite.dialect())
-    pg = getattr(SqlTaskStore("postgresql://u@h/db"), statement).compile(dialect=postgresql.dialect())
+    lite = getattr(SqlTaskStore("sqlite:///x.db")._st, statement).compile(dialect=sqlite.dialect())
+    pg = getattr(SqlTaskStore("postgresql://u@h/db")._st, statement).compile(dialect=postgresql.dialect())
     assert normalized(str(pg)) == str(lite)

@@ -1,0 +1,98 @@
+"""What the SQL store keeps in memory about tasks: only facts that stay true.
+
+Two bounded LRU maps, both safe when several processes share the database:
+
+- the terminal tasks (spec §9.1: a terminal task never changes again), so a
+  GetTask or a subscription on a finished task needs no query;
+- per task id, the (version, tenant, user, state, contextId) of its last write
+  or read: a task's content at one version never changes, so an update at that
+  expected version knows which task counts it moves without reading the row.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from a2a_grpc.types import is_terminal
+
+__all__ = ["TERMINAL_CACHE_BYTES", "TERMINAL_CACHE_SIZE", "Meta", "TaskKey", "TaskMemory"]
+
+#: Terminal tasks kept in memory per store (spec §9.1: they never change
+#: again): at most this many, and this many bytes of serialized tasks (a task
+#: larger than 1/16 of it is not kept).
+TERMINAL_CACHE_SIZE = 4096
+TERMINAL_CACHE_BYTES = 32 * 1024 * 1024
+#: Task metas remembered (see :class:`TaskMemory`).
+_META_CACHE_SIZE = 16384
+
+#: (version, tenant, user, state, contextId) of a task at one version.
+Meta = tuple[int, str, str, int, str]
+#: (task id, tenant, user): a task as one owner sees it.
+TaskKey = tuple[str, str, str]
+
+
+class TaskMemory:
+    """The terminal-task cache and the per-task metas of one store.
+
+    ``terminal`` maps a :data:`TaskKey` to (serialized ``pb.Task``, version),
+    least recently used first; ``terminal_bytes`` is the sum of those sizes."""
+
+    def __init__(self) -> None:
+        self.terminal: OrderedDict[TaskKey, tuple[bytes, int]] = OrderedDict()
+        self.terminal_bytes = 0
+        self._meta: OrderedDict[str, Meta] = OrderedDict()
+
+    def record(self, key: TaskKey, version: int, state: int, context_id: str, data: bytes) -> None:
+        """Records a task just written or read: its meta at ``version``, and
+        its serialized bytes ``data`` when ``state`` is terminal (a task that
+        is not terminal leaves the terminal cache)."""
+        task_id, tenant, user = key
+        self._remember(task_id, (version, tenant, user, state, context_id))
+        if is_terminal(state):
+            self._remember_terminal(key, data, version)
+        else:
+            self._drop_terminal(key)
+
+    def _remember(self, task_id: str, meta: Meta) -> None:
+        self._meta[task_id] = meta
+        self._meta.move_to_end(task_id)
+        if len(self._meta) > _META_CACHE_SIZE:
+            self._meta.popitem(last=False)
+
+    def known(self, task_id: str, version: int, tenant: str, user: str) -> tuple[int, str] | None:
+        """The (state, contextId) ``task_id`` had at ``version`` when owned by
+        (``tenant``, ``user``), or None when not remembered for that version."""
+        meta = self._meta.get(task_id)
+        if meta is None or meta[:3] != (version, tenant, user):
+            return None
+        return meta[3], meta[4]
+
+    def cached_terminal(self, key: TaskKey) -> tuple[bytes, int] | None:
+        """(serialized task, version) of a remembered terminal task, or None."""
+        cached = self.terminal.get(key)
+        if cached is not None:
+            self.terminal.move_to_end(key)
+        return cached
+
+    def _remember_terminal(self, key: TaskKey, data: bytes, version: int) -> None:
+        """Keeps a terminal task's bytes, evicting the least recently used
+        beyond :data:`TERMINAL_CACHE_SIZE` tasks or :data:`TERMINAL_CACHE_BYTES`."""
+        self._drop_terminal(key)
+        if len(data) > TERMINAL_CACHE_BYTES // 16:
+            return
+        self.terminal[key] = (data, version)
+        self.terminal_bytes += len(data)
+        while len(self.terminal) > TERMINAL_CACHE_SIZE or self.terminal_bytes > TERMINAL_CACHE_BYTES:
+            _key, (old, _version) = self.terminal.popitem(last=False)
+            self.terminal_bytes -= len(old)
+
+    def _drop_terminal(self, key: TaskKey) -> None:
+        entry = self.terminal.pop(key, None)
+        if entry is not None:
+            self.terminal_bytes -= len(entry[0])
+
+    def clear(self) -> None:
+        """Forgets everything (the store closed, or its tables were dropped)."""
+        self.terminal.clear()
+        self.terminal_bytes = 0
+        self._meta.clear()

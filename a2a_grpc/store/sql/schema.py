@@ -1,0 +1,169 @@
+"""The SQL store's tables and indexes, and their creation on ``open()``.
+
+Every table name starts with the store's ``table_prefix`` (``a2a_`` by
+default), so several stores can share one database. The package docstring
+describes the columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Double,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    cast,
+    delete,
+    func,
+    insert,
+    literal,
+    select,
+)
+from sqlalchemy.engine import Connection
+
+__all__ = ["Schema", "create_schema"]
+
+# Autoincrementing 64-bit keys; SQLite only autoincrements an INTEGER PRIMARY KEY.
+_SeqType = BigInteger().with_variant(Integer(), "sqlite")
+# Task ids sort by code point everywhere (the ListTasks tiebreak), whatever the
+# PostgreSQL database's default collation is.
+_IdType = String().with_variant(String(collation="C"), "postgresql")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """One store's four tables, all in ``metadata``."""
+
+    metadata: MetaData
+    tasks: Table
+    configs: Table
+    outbox: Table
+    counts: Table
+
+    @classmethod
+    def build(cls, prefix: str) -> Schema:
+        """The tables and indexes named ``<prefix>tasks``, ``<prefix>push_configs``,
+        ``<prefix>push_outbox`` and ``<prefix>task_counts`` (not created yet)."""
+        md = MetaData()
+        return cls(
+            md,
+            _tasks(md, prefix),
+            _push_configs(md, prefix),
+            _push_outbox(md, prefix),
+            _task_counts(md, prefix),
+        )
+
+
+def _tasks(md: MetaData, prefix: str) -> Table:
+    tasks = Table(
+        f"{prefix}tasks",
+        md,
+        Column("id", _IdType, primary_key=True),
+        Column("tenant", String(), nullable=False),
+        Column("owner_user", String(), nullable=False),
+        Column("context_id", String(), nullable=False),
+        Column("state", Integer(), nullable=False),
+        Column("status_ts_ms", BigInteger(), nullable=False),
+        Column("version", Integer(), nullable=False),
+        Column("data", LargeBinary(), nullable=False),
+    )
+    c = tasks.c
+    Index(f"{prefix}tasks_owner_ts", c.tenant, c.owner_user, c.status_ts_ms.desc(), c.id.desc())
+    Index(f"{prefix}tasks_owner_context", c.tenant, c.owner_user, c.context_id, c.status_ts_ms, c.id)
+    Index(f"{prefix}tasks_owner_state", c.tenant, c.owner_user, c.state, c.status_ts_ms, c.id)
+    return tasks
+
+
+def _push_configs(md: MetaData, prefix: str) -> Table:
+    configs = Table(
+        f"{prefix}push_configs",
+        md,
+        Column("seq", _SeqType, primary_key=True, autoincrement=True),
+        Column("tenant", String(), nullable=False),
+        Column("owner_user", String(), nullable=False),
+        Column("task_id", String(), nullable=False),
+        Column("id", String(), nullable=False),
+        Column("data", LargeBinary(), nullable=False),
+        # Leading (task_id, id) also serves the push dispatcher's owner-less lookup.
+        UniqueConstraint("task_id", "id", "tenant", "owner_user", name=f"{prefix}push_configs_key"),
+    )
+    c = configs.c
+    Index(f"{prefix}push_configs_task", c.tenant, c.owner_user, c.task_id, c.seq)
+    return configs
+
+
+def _push_outbox(md: MetaData, prefix: str) -> Table:
+    outbox = Table(
+        f"{prefix}push_outbox",
+        md,
+        Column("seq", _SeqType, primary_key=True, autoincrement=True),
+        Column("task_id", String(), nullable=False),
+        Column("config_id", String(), nullable=False),
+        Column("event_id", String(), nullable=False),
+        Column("payload", LargeBinary(), nullable=False),
+        Column("attempts", Integer(), nullable=False, default=0),
+        Column("next_attempt_at", Double(), nullable=False),
+        Column("state", String(16), nullable=False),
+        Column("last_error", Text(), nullable=False, default=""),
+    )
+    o = outbox.c
+    Index(f"{prefix}push_outbox_due", o.state, o.next_attempt_at, o.seq)
+    Index(f"{prefix}push_outbox_config", o.task_id, o.config_id, o.state)
+    return outbox
+
+
+def _task_counts(md: MetaData, prefix: str) -> Table:
+    return Table(
+        f"{prefix}task_counts",
+        md,
+        Column("tenant", String(), nullable=False),
+        Column("owner_user", String(), nullable=False),
+        Column("dim", String(16), nullable=False),  # "all", "state" or "context"
+        Column("val", String(), nullable=False),  # "", the state number, the contextId
+        Column("n", BigInteger(), nullable=False),
+        PrimaryKeyConstraint("tenant", "owner_user", "dim", "val", name=f"{prefix}task_counts_key"),
+    )
+
+
+def create_schema(conn: Connection, schema: Schema) -> None:
+    """Creates what is missing, then checks the task counts against the
+    tasks (one COUNT, ~40 ms per million tasks on SQLite) and rebuilds
+    them when they disagree: a database from before the counts existed, or
+    tasks written behind the store's back (bulk imports)."""
+    schema.metadata.create_all(conn)
+    k = schema.counts.c
+    tasks_total = select(func.count()).select_from(schema.tasks).scalar_subquery()
+    counted = select(func.coalesce(func.sum(k.n), 0)).where(k.dim == "all").scalar_subquery()
+    total, known = conn.execute(select(tasks_total, counted)).one()
+    if total != known:
+        _rebuild_counts(conn, schema)
+
+
+def _rebuild_counts(conn: Connection, schema: Schema) -> None:
+    """Replaces every ``task_counts`` row by a GROUP BY over the tasks."""
+    t = schema.tasks.c
+    conn.execute(delete(schema.counts))
+    cols = ["tenant", "owner_user", "dim", "val", "n"]
+    for dim, val in (
+        ("all", literal("")),
+        ("state", cast(t.state, String())),
+        ("context", t.context_id),
+    ):
+        conn.execute(
+            insert(schema.counts).from_select(
+                cols,
+                select(t.tenant, t.owner_user, literal(dim), val, func.count()).group_by(
+                    t.tenant, t.owner_user, val
+                ),
+            )
+        )

@@ -1,0 +1,314 @@
+"""The SQL store's tasks: create, get, versioned update (with the push outbox
+rows it causes) and ListTasks, and the task counts they keep.
+
+Tasks are stored as serialized ``pb.Task`` bytes next to the columns ListTasks
+filters and sorts on; every update is a compare-and-swap on the version
+column. The statements are built once per store with bound parameters, so
+SQLAlchemy compiles each shape once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Insert, Select, Update, bindparam, func, insert, select, tuple_, update
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from a2a_grpc.context import Owner
+from a2a_grpc.store.base import (
+    ListPage,
+    ListQuery,
+    OutboxEntry,
+    StoredTask,
+    TaskExistsError,
+    VersionConflictError,
+)
+from a2a_grpc.store.memory import status_ts_ms
+from a2a_grpc.store.sql.caches import TaskMemory
+from a2a_grpc.store.sql.engine import SqlDatabase
+from a2a_grpc.store.sql.outbox import pending_rows
+from a2a_grpc.store.sql.schema import Schema
+from a2a_grpc.types import pb
+
+__all__ = ["SqlTasks", "TaskStatements"]
+
+#: Moves of the task counts: (dim, val) → +n / -n.
+_Deltas = dict[tuple[str, str], int]
+
+
+@dataclass(frozen=True)
+class TaskStatements:
+    """The statements every task write or read runs; only bound values
+    (``b_*``) change per call."""
+
+    insert_task: Insert
+    get: Select[Any]
+    old: Select[Any]
+    update: Update
+    insert_outbox: Insert
+    count_add: Insert
+    count_get: Select[Any]
+
+    @classmethod
+    def build(cls, schema: Schema, *, sqlite: bool) -> TaskStatements:
+        """The statements on ``schema``'s tables; ``sqlite`` picks the
+        dialect whose INSERT ... ON CONFLICT the count upsert uses."""
+        t = schema.tasks.c
+        owned = (t.tenant == bindparam("b_tenant"), t.owner_user == bindparam("b_user"))
+        at_expected = (t.id == bindparam("b_id"), *owned, t.version == bindparam("b_expected"))
+        return cls(
+            insert_task=insert(schema.tasks),
+            get=select(t.data, t.version, t.state).where(t.id == bindparam("b_id"), *owned),
+            old=select(t.state, t.context_id).where(*at_expected),
+            update=update(schema.tasks)
+            .where(*at_expected)
+            .values(
+                context_id=bindparam("b_context"),
+                state=bindparam("b_state"),
+                status_ts_ms=bindparam("b_ts"),
+                version=bindparam("b_version"),
+                data=bindparam("b_data"),
+            ),
+            insert_outbox=insert(schema.outbox),
+            count_add=_count_upsert(schema, sqlite=sqlite),
+            count_get=select(schema.counts.c.n).where(
+                schema.counts.c.tenant == bindparam("b_tenant"),
+                schema.counts.c.owner_user == bindparam("b_user"),
+                schema.counts.c.dim == bindparam("b_dim"),
+                schema.counts.c.val == bindparam("b_val"),
+            ),
+        )
+
+
+def _count_upsert(schema: Schema, *, sqlite: bool) -> Insert:
+    """INSERT ... ON CONFLICT (key) DO UPDATE n = n + excluded.n: the same SQL
+    on SQLite ≥ 3.24 and PostgreSQL ≥ 9.5."""
+    k = schema.counts.c
+    dialect_insert = sqlite_dialect.insert if sqlite else pg_dialect.insert
+    upsert = dialect_insert(schema.counts).values(
+        tenant=bindparam("b_tenant"),
+        owner_user=bindparam("b_user"),
+        dim=bindparam("b_dim"),
+        val=bindparam("b_val"),
+        n=bindparam("b_n"),
+    )
+    return upsert.on_conflict_do_update(
+        index_elements=[k.tenant, k.owner_user, k.dim, k.val],
+        set_={"n": k.n + upsert.excluded.n},
+    )
+
+
+def _count_moves(old: tuple[int, str], state: int, context_id: str) -> _Deltas:
+    """How an update from (state, contextId) ``old`` to ``state`` and
+    ``context_id`` moves the counts (the total never moves)."""
+    old_state, old_context = old
+    deltas: _Deltas = {}
+    if old_state != state:
+        deltas[("state", str(old_state))] = -1
+        deltas[("state", str(state))] = 1
+    if old_context != context_id:
+        deltas[("context", old_context)] = -1
+        deltas[("context", context_id)] = 1
+    return deltas
+
+
+class SqlTasks(SqlDatabase):
+    """The task half of the store (the ``TaskStore`` methods)."""
+
+    def __init__(self, url: str, *, table_prefix: str = "a2a_", echo: bool = False) -> None:
+        super().__init__(url, table_prefix=table_prefix, echo=echo)
+        self._st = TaskStatements.build(self.schema, sqlite=self._is_sqlite)
+        self._memory = TaskMemory()
+
+    async def close(self) -> None:
+        """Forgets what is cached and closes every pooled connection;
+        ``open()`` may be called again."""
+        self._memory.clear()
+        await super().close()
+
+    async def drop_all(self) -> None:
+        """Drops this store's tables (tests and maintenance; not part of TaskStore)."""
+        self._memory.clear()
+        await super().drop_all()
+
+    async def create(self, task: pb.Task, owner: Owner) -> int:
+        """Inserts ``task`` at version 1 (and counts it) and returns 1.
+
+        Raises TaskExistsError if ``task.id`` is taken by any owner."""
+        data = task.SerializeToString()
+        try:
+            await self._run_write(self._create_tx, task, owner, data)
+        except IntegrityError as exc:
+            raise TaskExistsError(task.id) from exc
+        self._memory.record((task.id, owner.tenant, owner.user), 1, task.status.state, task.context_id, data)
+        return 1
+
+    def _create_tx(self, conn: Connection, task: pb.Task, owner: Owner, data: bytes) -> None:
+        state = task.status.state
+        conn.execute(
+            self._st.insert_task,
+            {
+                "id": task.id,
+                "tenant": owner.tenant,
+                "owner_user": owner.user,
+                "context_id": task.context_id,
+                "state": state,
+                "status_ts_ms": status_ts_ms(task),
+                "version": 1,
+                "data": data,
+            },
+        )
+        self._add_counts(
+            conn, owner, {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
+        )
+
+    async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
+        """The task and its version, or None when missing or not ``owner``'s.
+
+        Terminal tasks come from memory after their first read or write."""
+        key = (task_id, owner.tenant, owner.user)
+        cached = self._memory.cached_terminal(key)
+        if cached is not None:
+            return StoredTask(pb.Task.FromString(cached[0]), cached[1])
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    self._st.get, {"b_id": task_id, "b_tenant": owner.tenant, "b_user": owner.user}
+                )
+            ).first()
+        if row is None:
+            return None
+        data, version, state = row
+        task = pb.Task.FromString(data)
+        self._memory.record(key, version, state, task.context_id, bytes(data))
+        return StoredTask(task, version)
+
+    async def update(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        expected_version: int,
+        *,
+        outbox: Sequence[OutboxEntry] = (),
+    ) -> int:
+        """``UPDATE ... WHERE id AND version = expected_version``, the count
+        changes (when the state or contextId moved) and the ``outbox``
+        inserts, in one transaction; returns the new version.
+
+        Raises VersionConflictError (nothing written) when no row matched:
+        the version moved on, or the task is missing or not ``owner``'s."""
+        data = task.SerializeToString()
+        version = expected_version + 1
+        where = {
+            "b_id": task.id,
+            "b_tenant": owner.tenant,
+            "b_user": owner.user,
+            "b_expected": expected_version,
+        }
+        known = self._memory.known(task.id, expected_version, owner.tenant, owner.user)
+        await self._run_write(self._update_tx, task, owner, where, version, data, known, outbox)
+        key = (task.id, owner.tenant, owner.user)
+        self._memory.record(key, version, task.status.state, task.context_id, data)
+        return version
+
+    def _update_tx(
+        self,
+        conn: Connection,
+        task: pb.Task,
+        owner: Owner,
+        where: dict[str, Any],
+        version: int,
+        data: bytes,
+        known: tuple[int, str] | None,
+        outbox: Sequence[OutboxEntry],
+    ) -> None:
+        """The body of ``update``; ``known`` is the stored (state, contextId)
+        at the expected version when remembered, else it is read here."""
+        state, context_id = task.status.state, task.context_id
+        if known is None:
+            old = conn.execute(self._st.old, where).first()
+            if old is None:
+                raise VersionConflictError(task.id)
+            known = (old[0], old[1])
+        values = {"b_context": context_id, "b_state": state, "b_ts": status_ts_ms(task), "b_version": version}
+        result = conn.execute(self._st.update, {**where, **values, "b_data": data})
+        if result.rowcount != 1:
+            raise VersionConflictError(task.id)
+        self._add_counts(conn, owner, _count_moves(known, state, context_id))
+        if outbox:
+            conn.execute(self._st.insert_outbox, pending_rows(outbox, time.time()))
+
+    def _add_counts(self, conn: Connection, owner: Owner, deltas: _Deltas) -> None:
+        """Moves the task counts by ``deltas`` in one statement. Rows go in key
+        order, so concurrent PostgreSQL transactions lock them in one order."""
+        rows = [
+            {"b_tenant": owner.tenant, "b_user": owner.user, "b_dim": dim, "b_val": val, "b_n": n}
+            for (dim, val), n in sorted(deltas.items())
+            if n
+        ]
+        if rows:
+            conn.execute(self._st.count_add, rows)
+
+    def _filters(self, owner: Owner, query: ListQuery) -> list[Any]:
+        t = self.schema.tasks.c
+        conds: list[Any] = [t.tenant == owner.tenant, t.owner_user == owner.user]
+        if query.context_id:
+            conds.append(t.context_id == query.context_id)
+        if query.state:
+            conds.append(t.state == query.state)
+        if query.status_timestamp_after_ms is not None:
+            conds.append(t.status_ts_ms >= query.status_timestamp_after_ms)
+        return conds
+
+    def page_statement(self, owner: Owner, query: ListQuery) -> Select[Any]:
+        """The keyset-paginated SELECT behind ``list_tasks`` (one row more
+        than the page, to tell whether more follow)."""
+        t = self.schema.tasks.c
+        conds = self._filters(owner, query)
+        if query.after is not None:
+            conds.append(tuple_(t.status_ts_ms, t.id) < tuple_(*query.after))
+        return (
+            select(t.data)
+            .where(*conds)
+            .order_by(t.status_ts_ms.desc(), t.id.desc())
+            .limit(query.page_size + 1)
+        )
+
+    @staticmethod
+    def count_key(query: ListQuery) -> tuple[str, str] | None:
+        """The ``task_counts`` row that holds ``query``'s total, or None when
+        the filters combine (contextId and state, or a status timestamp bound)
+        and the total needs a COUNT."""
+        if query.status_timestamp_after_ms is not None or (query.context_id and query.state):
+            return None
+        if query.context_id:
+            return ("context", query.context_id)
+        if query.state:
+            return ("state", str(query.state))
+        return ("all", "")
+
+    async def list_tasks(self, owner: Owner, query: ListQuery) -> ListPage:
+        """One page of ``owner``'s tasks, newest status first, ties by id
+        descending, after the keyset cursor ``query.after`` (spec §3.1.4).
+
+        ``total_size`` is read from the task counts for no filter, one
+        contextId or one state, and is a COUNT with the same filters otherwise."""
+        key = self.count_key(query)
+        async with self.engine.connect() as conn:
+            if key is None:
+                count = (
+                    select(func.count()).select_from(self.schema.tasks).where(*self._filters(owner, query))
+                )
+                total = (await conn.execute(count)).scalar_one()
+            else:
+                params = {"b_tenant": owner.tenant, "b_user": owner.user, "b_dim": key[0], "b_val": key[1]}
+                total = (await conn.execute(self._st.count_get, params)).scalar_one_or_none() or 0
+            rows = (await conn.execute(self.page_statement(owner, query))).scalars().all()
+        tasks = [pb.Task.FromString(data) for data in rows[: query.page_size]]
+        return ListPage(tasks=tasks, has_more=len(rows) > query.page_size, total_size=int(total))
