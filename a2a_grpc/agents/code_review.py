@@ -47,7 +47,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -226,19 +226,7 @@ class CodeReviewAgent(AgentExecutor):
         want_data: bool,
         want_text: bool,
     ) -> AsyncIterator[Event]:
-        skipped: list[dict[str, Any]] = []
-        python_files: list[PatchedFile] = []
-        for patched in patch:
-            path = patched.path
-            if patched.is_binary_file:
-                skipped.append({"file": path, "reason": "binary file"})
-            elif not is_python_path(path):
-                skipped.append({"file": path, "reason": "not a Python file"})
-            elif patched.is_removed_file:
-                skipped.append({"file": path, "reason": "deleted"})
-            else:
-                python_files.append(patched)
-
+        python_files, skipped = _triage(patch)
         snippets: list[Snippet] = []
         n = len(python_files)
         every = -(-n // _MAX_PROGRESS)  # one status per file, or per `every` files for huge diffs
@@ -249,54 +237,87 @@ class CodeReviewAgent(AgentExecutor):
                 yield ctx.status(pb.TASK_STATE_WORKING, f"Reviewing {group[-1].path} ({n}/{n})")
             snippets.extend(await asyncio.to_thread(_rebuild_files, group, len(snippets), skipped))
 
-        order = {p.path: i for i, p in enumerate(python_files)}
-        # File system work runs in a thread so a large diff does not stall the event loop.
-        # A thread cannot be stopped: on cancellation wait for it (shielded) before the
-        # scratch directory is removed, or it would write into it afterwards.
-        tmp = tempfile.mkdtemp(prefix="a2a-review-", dir=_SCRATCH)  # one syscall: no thread, nothing to race
-        try:
-            names = await _finish_in_thread(_write_snippets, tmp, snippets)
-            report = await run_ruff(names, rules.families_for(focus), target_version=py_version)
-        except RuffError as exc:
-            raise _Failed(f"The review could not run: {exc}.") from exc
-        finally:
-            await asyncio.shield(asyncio.to_thread(shutil.rmtree, tmp, ignore_errors=True))
+        report = await _lint(snippets, focus, py_version)
         findings, unreviewed = await asyncio.to_thread(_map_findings, report, snippets)
+        order = {p.path: i for i, p in enumerate(python_files)}
         findings.sort(key=lambda f: (order[f["file"]], f["line"], f["column"], f["rule"]))
         skipped.extend(unreviewed)
         summary = _summary(len(python_files), focus, findings, skipped)
-
-        text = _text_report(summary, findings)
-        artifact_id = new_id()
-        description = "Findings of the code review, on added lines, with new line numbers"
-        if not want_data or len(findings) <= CHUNK_FINDINGS:
-            parts: list[pb.Part] = []
-            if want_data:
-                parts.append(data_part({"findings": findings, "summary": summary, "skipped": skipped}))
-            if want_text:
-                parts.append(text_part(text, media_type="text/plain"))
-            yield ctx.artifact(
-                parts, artifact_id=artifact_id, name=ARTIFACT_NAME, description=description, last_chunk=True
-            )
-        else:
-            chunks = [findings[i : i + CHUNK_FINDINGS] for i in range(0, len(findings), CHUNK_FINDINGS)]
-            for k, chunk in enumerate(chunks):
-                last = k == len(chunks) - 1
-                payload: dict[str, Any] = {"findings": chunk}
-                if last:
-                    payload |= {"summary": summary, "skipped": skipped}
-                parts = [data_part(payload)]
-                if last and want_text:
-                    parts.append(text_part(text, media_type="text/plain"))
-                yield ctx.artifact(
-                    parts,
-                    artifact_id=artifact_id,
-                    name=ARTIFACT_NAME,
-                    description=description,
-                    append=k > 0,
-                    last_chunk=last,
-                )
+        for event in _findings_artifacts(
+            ctx, findings, summary, skipped, want_data=want_data, want_text=want_text
+        ):
+            yield event
         yield ctx.status(pb.TASK_STATE_COMPLETED, summary)
+
+
+def _triage(patch: PatchSet) -> tuple[list[PatchedFile], list[dict[str, Any]]]:
+    """The Python files of ``patch`` to review, and the other files as skipped (with the reason)."""
+    skipped: list[dict[str, Any]] = []
+    python_files: list[PatchedFile] = []
+    for patched in patch:
+        path = patched.path
+        if patched.is_binary_file:
+            skipped.append({"file": path, "reason": "binary file"})
+        elif not is_python_path(path):
+            skipped.append({"file": path, "reason": "not a Python file"})
+        elif patched.is_removed_file:
+            skipped.append({"file": path, "reason": "deleted"})
+        else:
+            python_files.append(patched)
+    return python_files, skipped
+
+
+async def _lint(snippets: Sequence[Snippet], focus: Sequence[str], py_version: str) -> list[dict[str, Any]]:
+    """ruff's diagnostics for ``snippets``, written to a scratch directory that is removed after.
+
+    Raises _Failed when ruff cannot run."""
+    # File system work runs in a thread so a large diff does not stall the event loop.
+    # A thread cannot be stopped: on cancellation wait for it (shielded) before the
+    # scratch directory is removed, or it would write into it afterwards.
+    tmp = tempfile.mkdtemp(prefix="a2a-review-", dir=_SCRATCH)  # one syscall: no thread, nothing to race
+    try:
+        names = await _finish_in_thread(_write_snippets, tmp, snippets)
+        return await run_ruff(names, rules.families_for(focus), target_version=py_version)
+    except RuffError as exc:
+        raise _Failed(f"The review could not run: {exc}.") from exc
+    finally:
+        await asyncio.shield(asyncio.to_thread(shutil.rmtree, tmp, ignore_errors=True))
+
+
+def _findings_artifacts(
+    ctx: ExecutorContext,
+    findings: list[dict[str, Any]],
+    summary: str,
+    skipped: list[dict[str, Any]],
+    *,
+    want_data: bool,
+    want_text: bool,
+) -> Iterator[Event]:
+    """The ``review-findings`` artifact: one event, or with a data part and more than
+    :data:`CHUNK_FINDINGS` findings one chunk per :data:`CHUNK_FINDINGS` (spec §10); the last
+    carries the summary, the skipped files and the text part."""
+    text = _text_report(summary, findings)
+    artifact_id = new_id()
+    step = CHUNK_FINDINGS if want_data else max(len(findings), 1)
+    chunks = [findings[i : i + step] for i in range(0, len(findings), step)] or [findings]
+    for k, chunk in enumerate(chunks):
+        last = k == len(chunks) - 1
+        parts: list[pb.Part] = []
+        if want_data:
+            payload: dict[str, Any] = {"findings": chunk}
+            if last:
+                payload |= {"summary": summary, "skipped": skipped}
+            parts.append(data_part(payload))
+        if last and want_text:
+            parts.append(text_part(text, media_type="text/plain"))
+        yield ctx.artifact(
+            parts,
+            artifact_id=artifact_id,
+            name=ARTIFACT_NAME,
+            description="Findings of the code review, on added lines, with new line numbers",
+            append=k > 0,
+            last_chunk=last,
+        )
 
 
 # --- reading the message ------------------------------------------------------------------------
@@ -516,15 +537,41 @@ def _write_snippets(root: str, snippets: Sequence[Snippet]) -> list[str]:
     return names
 
 
+#: One ruff diagnostic placed in its snippet: (snippet index, row, column, rule code, diagnostic).
+_Located = tuple[int, int, int, str, dict[str, Any]]
+
+
 def _map_findings(
     report: Sequence[dict[str, Any]], snippets: Sequence[Snippet]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Turns ruff's diagnostics into findings on added lines; also returns the hunks that could not
     be reviewed (they did not parse on their own)."""
+    located, unreviewed = _locate(report, snippets)
+    notes = [
+        {"file": sn.file, "line": sn.first_line, "reason": sn.note} for sn in snippets if sn.note is not None
+    ]
     findings: list[dict[str, Any]] = []
-    unreviewed: dict[int, dict[str, Any]] = {}
     seen: set[tuple[str, int, int, str]] = set()
-    located: list[tuple[int, int, int, str, dict[str, Any]]] = []
+    for k, row, column, code, diag in located:
+        snippet = snippets[k]
+        line = None if k in unreviewed else _added_line(snippet, row, code)
+        if line is None:
+            continue
+        key = (snippet.file, line, column, code)
+        if key in seen:
+            continue
+        seen.add(key)
+        findings.append(_finding(snippet.file, line, column, code, diag))
+    return findings, [*notes, *unreviewed.values()]
+
+
+def _locate(
+    report: Sequence[dict[str, Any]], snippets: Sequence[Snippet]
+) -> tuple[list[_Located], dict[int, dict[str, Any]]]:
+    """Each readable diagnostic of ``report`` with its snippet, and per snippet index the hunks
+    reported as not reviewed (a syntax error in a hunk that could not be made to parse)."""
+    unreviewed: dict[int, dict[str, Any]] = {}
+    located: list[_Located] = []
     for diag in report:
         try:
             k = int(Path(str(diag["filename"])).parent.name[1:])
@@ -549,41 +596,39 @@ def _map_findings(
                 },
             )
         located.append((k, row, column, code, diag))
-    notes = [
-        {"file": sn.file, "line": sn.first_line, "reason": sn.note} for sn in snippets if sn.note is not None
-    ]
-    for k, row, column, code, diag in located:
-        snippet = snippets[k]
-        if k in unreviewed or (code == rules.SYNTAX_ERROR_CODE and not snippet.whole_file):
-            continue
-        if not snippet.whole_file and code in rules.CONTEXT_DEPENDENT_RULES:
-            continue
-        if code in rules.LOOP_RULES and not snippet.loop_closed(row):
-            continue
-        line = snippet.added_rows.get(row)
-        if line is None:
-            continue
-        key = (snippet.file, line, column, code)
-        if key in seen:
-            continue
-        seen.add(key)
-        fix = diag.get("fix") or {}
-        message = str(diag.get("message", ""))
-        finding: dict[str, Any] = {
-            "file": snippet.file,
-            "line": line,
-            "column": column,
-            "rule": code,
-            "severity": rules.severity_of(code),
-            "issue": f"SyntaxError: {message}" if code == rules.SYNTAX_ERROR_CODE else message,
-            "recommendation": rules.recommendation_for(
-                code, fix.get("message") if isinstance(fix, dict) else None
-            ),
-        }
-        if diag.get("url"):
-            finding["url"] = diag["url"]
-        findings.append(finding)
-    return findings, [*notes, *unreviewed.values()]
+    return located, unreviewed
+
+
+def _added_line(snippet: Snippet, row: int, code: str) -> int | None:
+    """The new file's line number of ``snippet``'s ``row`` when a ``code`` finding there counts: on
+    an added line, and not a rule that needs context a lone hunk lacks; else None."""
+    if code == rules.SYNTAX_ERROR_CODE and not snippet.whole_file:
+        return None
+    if not snippet.whole_file and code in rules.CONTEXT_DEPENDENT_RULES:
+        return None
+    if code in rules.LOOP_RULES and not snippet.loop_closed(row):
+        return None
+    return snippet.added_rows.get(row)
+
+
+def _finding(file: str, line: int, column: int, code: str, diag: dict[str, Any]) -> dict[str, Any]:
+    """One finding of the artifact's ``findings`` list, from ruff diagnostic ``diag``."""
+    fix = diag.get("fix") or {}
+    message = str(diag.get("message", ""))
+    finding: dict[str, Any] = {
+        "file": file,
+        "line": line,
+        "column": column,
+        "rule": code,
+        "severity": rules.severity_of(code),
+        "issue": f"SyntaxError: {message}" if code == rules.SYNTAX_ERROR_CODE else message,
+        "recommendation": rules.recommendation_for(
+            code, fix.get("message") if isinstance(fix, dict) else None
+        ),
+    }
+    if diag.get("url"):
+        finding["url"] = diag["url"]
+    return finding
 
 
 def _plural(n: int, word: str) -> str:
