@@ -157,6 +157,29 @@ def _normalise_host(host: str) -> str:
     return host.rstrip(".").lower()
 
 
+def _check_host_name(raw_host: str) -> None:
+    """Checks a URL host that is not an IP literal: a valid DNS name, not a
+    numeric IPv4 spelling such as ``0x7f.1`` or ``2130706433``.
+
+    Raises BlockedAddressError for a non-canonical IPv4 spelling,
+    UnsafeURLError for anything else that is not a host name."""
+    name = _normalise_host(raw_host)
+    labels = name.split(".")
+    if _NUMERIC_HOST.match(name) and all(_LOOKS_NUMERIC.match(label) for label in labels if label):
+        try:
+            meant = socket.inet_ntoa(socket.inet_aton(name))
+        except OSError:
+            meant = None
+        if meant is not None:
+            raise BlockedAddressError(
+                f"the webhook host {raw_host!r} is a non-canonical IPv4 spelling (it means {meant}); "
+                "write IPv4 addresses as four decimal numbers"
+            )
+        raise UnsafeURLError(f"the webhook host {raw_host!r} is not a valid host name or IP address")
+    if len(name) > 253 or not all(_DNS_LABEL.match(label) for label in labels):
+        raise UnsafeURLError(f"the webhook host {raw_host!r} is not a valid host name")
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """What a checked webhook URL connects to."""
@@ -274,21 +297,7 @@ class AddressPolicy:
         except ValueError:
             ip = None
         if ip is None:
-            name = _normalise_host(raw_host)
-            labels = name.split(".")
-            if _NUMERIC_HOST.match(name) and all(_LOOKS_NUMERIC.match(label) for label in labels if label):
-                try:
-                    meant = socket.inet_ntoa(socket.inet_aton(name))
-                except OSError:
-                    meant = None
-                if meant is not None:
-                    raise BlockedAddressError(
-                        f"the webhook host {raw_host!r} is a non-canonical IPv4 spelling (it means {meant}); "
-                        "write IPv4 addresses as four decimal numbers"
-                    )
-                raise UnsafeURLError(f"the webhook host {raw_host!r} is not a valid host name or IP address")
-            if len(name) > 253 or not all(_DNS_LABEL.match(label) for label in labels):
-                raise UnsafeURLError(f"the webhook host {raw_host!r} is not a valid host name")
+            _check_host_name(raw_host)
         else:
             reason = self.address_reason(ip)
             if reason is not None:
