@@ -85,12 +85,17 @@ async def test_reflection(server) -> None:
             for b in resp.file_descriptor_response.file_descriptor_proto
         ]
         a2a = next(f for f in files if f.package == "lf.a2a.v1")
+        # The canonical name, as in proto/: what stubs generated from it register too.
+        assert a2a.name == "lf/a2a/v1/a2a.proto"
         service = next(s for s in a2a.service if s.name == "A2AService")
         assert {m.name for m in service.method} == {
             m.name for m in pb.DESCRIPTOR.services_by_name["A2AService"].methods
         }
         assert len(service.method) == 11
         await call.write(reflection_pb2.ServerReflectionRequest(file_containing_symbol="lf.a2a.v1.Task"))
+        resp = await call.read()
+        assert resp.WhichOneof("message_response") == "file_descriptor_response"
+        await call.write(reflection_pb2.ServerReflectionRequest(file_by_filename="lf/a2a/v1/a2a.proto"))
         resp = await call.read()
         assert resp.WhichOneof("message_response") == "file_descriptor_response"
         await call.write(reflection_pb2.ServerReflectionRequest(file_containing_symbol="no.such.Symbol"))
