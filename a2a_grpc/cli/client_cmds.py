@@ -8,7 +8,13 @@ instead (one object, or one object per line for streams).
 Exit codes: 0 success; 1 an A2A error (``error: REASON: message`` on stderr,
 e.g. ``error: TASK_NOT_FOUND: task x not found``; ``STREAM_TRUNCATED`` for a
 stream cut before the task was terminal or interrupted); 2 bad usage; 3
-``send`` finished but the task is FAILED or REJECTED; 130 interrupted.
+``send`` finished but the task is FAILED or REJECTED; 4 ``task subscribe``
+found the task terminal already (it is shown instead of a stream); 130
+interrupted.
+
+URL is the agent's base URL (its card is at ``/.well-known/agent-card.json``)
+or, for a deployment that serves gRPC only, ``grpc://HOST:PORT`` (no card is
+fetched; the server's reflection confirms it serves A2A).
 """
 
 from __future__ import annotations
@@ -33,9 +39,9 @@ from rich.table import Table
 from a2a_grpc import codec
 from a2a_grpc.client import A2AClient, StreamTruncatedError
 from a2a_grpc.client.card import BINDINGS, fetch_card
-from a2a_grpc.errors import A2AError
+from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.executor import data_part, file_part
-from a2a_grpc.types import pb
+from a2a_grpc.types import is_terminal, pb
 
 __all__ = ["register"]
 
@@ -43,6 +49,7 @@ T = TypeVar("T")
 
 EXIT_A2A_ERROR = 1
 EXIT_TASK_FAILED = 3
+EXIT_ALREADY_FINAL = 4
 #: Media types the ``--file`` option sets where ``mimetypes`` has none (or a
 #: different one): review agents expect diffs as text/x-diff.
 FILE_TYPES = {".diff": "text/x-diff", ".patch": "text/x-diff"}
@@ -418,19 +425,29 @@ def render_card(out: Console, card: pb.AgentCard) -> None:
 
 async def _stream(opts: Options, events: Any) -> int:
     """Prints a stream (rich, or one ProtoJSON object per line) and returns
-    the last task state it carried."""
+    the last task state it carried. Interrupted (Ctrl-C) once the task is
+    known, it says on stderr how to follow the task again: the task goes on
+    without its stream."""
     printer = Renderer(opts.out, opts.url)
     state = pb.TASK_STATE_UNSPECIFIED
-    async for event in events:
-        kind = event.WhichOneof("payload")
-        if kind == "task":
-            state = event.task.status.state
-        elif kind == "status_update":
-            state = event.status_update.status.state
-        if opts.as_json:
-            print_json(opts, event, compact=True)
-        else:
-            printer.event(event)
+    task_id = ""
+    try:
+        async for event in events:
+            kind = event.WhichOneof("payload")
+            if kind == "task":
+                state, task_id = event.task.status.state, event.task.id
+            elif kind == "status_update":
+                state, task_id = event.status_update.status.state, event.status_update.task_id
+            if opts.as_json:
+                print_json(opts, event, compact=True)
+            else:
+                printer.event(event)
+    except asyncio.CancelledError:
+        if task_id and not is_terminal(state):
+            click.echo(
+                f"the task goes on; follow it with: a2a-grpc task subscribe {opts.url} {task_id}", err=True
+            )
+        raise
     return state
 
 
@@ -616,13 +633,29 @@ def task_cancel(opts: Options, task_id: str) -> None:
 @client_options
 @click.argument("task_id")
 def task_subscribe(opts: Options, task_id: str) -> None:
-    """Follow the task TASK_ID until it is terminal."""
+    """Follow the task TASK_ID until it is terminal (a task that is terminal
+    already is shown, and the exit code is 4)."""
 
-    async def go() -> int:
+    async def go() -> bool:
+        """Follows the task; True when it was terminal already (and shown)."""
         async with await opts.client() as client:
-            return await _stream(opts, client.subscribe_to_task(task_id))
+            try:
+                await _stream(opts, client.subscribe_to_task(task_id))
+                return False  # the stream's last line shows the terminal state
+            except A2AError as err:
+                if err.code is not ErrorCode.UNSUPPORTED_OPERATION:
+                    raise
+                final = await client.get_task(task_id)  # TASK_NOT_FOUND, or the task
+                if not is_terminal(final.status.state):
+                    raise
+        if opts.as_json:
+            print_json(opts, final)
+        else:
+            Renderer(opts.out, opts.url).task(final)
+        return True
 
-    run(go())  # the stream's last line already shows the terminal state
+    if run(go()):
+        sys.exit(EXIT_ALREADY_FINAL)
 
 
 @click.group()

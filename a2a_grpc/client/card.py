@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from google.protobuf import json_format
@@ -24,6 +25,7 @@ __all__ = [
     "binding_key",
     "card_url",
     "fetch_card",
+    "is_grpc_url",
     "matching_interfaces",
     "parse_card",
 ]
@@ -47,6 +49,12 @@ def binding_key(name: str) -> str:
     if key is None:
         raise ValueError(f"unknown binding {name!r}; expected one of {', '.join(BINDINGS)}")
     return key
+
+
+def is_grpc_url(url: str) -> bool:
+    """True for ``grpc://…`` and ``grpcs://…``: a gRPC endpoint given
+    directly, without an Agent Card to discover it."""
+    return url.strip().lower().startswith(("grpc://", "grpcs://"))
 
 
 def card_url(base_url: str) -> str:
@@ -155,31 +163,22 @@ async def fetch_card(
 ) -> pb.AgentCard:
     """GETs and validates the public Agent Card of ``base_url``.
 
-    Raises ``A2AError``: UNAVAILABLE when the server cannot be reached,
-    DEADLINE_EXCEEDED after ``timeout`` seconds, UNAUTHENTICATED /
+    Raises ``A2AError``: UNAVAILABLE when the server cannot be reached or
+    does not answer HTTP/1.1 (the message suggests ``grpc://`` for a gRPC
+    port), DEADLINE_EXCEEDED after ``timeout`` seconds, UNAUTHENTICATED /
     PERMISSION_DENIED on 401/403, INVALID_AGENT_RESPONSE when there is no card
-    or it is not a valid AgentCard (see :func:`parse_card`).
+    or it is not a valid AgentCard (see :func:`parse_card`),
+    UNSUPPORTED_OPERATION for a ``grpc://`` URL (A2A publishes cards over
+    HTTP only; spec §8.2).
     """
-    url = card_url(base_url)
-    own = session is None
-    sess = session or aiohttp.ClientSession()
-    try:
-        async with sess.get(
-            url,
-            headers={"Accept": "application/json", **(headers or {})},
-            timeout=aiohttp.ClientTimeout(total=timeout),
-        ) as resp:
-            body = await resp.read()
-            status = resp.status
-    except TimeoutError:
+    if is_grpc_url(base_url):
         raise A2AError(
-            ErrorCode.DEADLINE_EXCEEDED, f"agent card at {url}: no answer in {timeout:g}s"
-        ) from None
-    except aiohttp.ClientError as exc:
-        raise A2AError(ErrorCode.UNAVAILABLE, f"agent card at {url}: {exc}") from None
-    finally:
-        if own:
-            await sess.close()
+            ErrorCode.UNSUPPORTED_OPERATION,
+            f"{base_url} is a gRPC endpoint: A2A serves the public Agent Card over HTTP only "
+            "(give the agent's HTTP URL, or call GetExtendedAgentCard over gRPC)",
+        )
+    url = card_url(base_url)
+    status, body = await _get(url, timeout, headers, session)
     if status != 200:
         code = ErrorCode.from_http_status(status)
         if code not in (
@@ -196,6 +195,45 @@ async def fetch_card(
     except ValueError:
         raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"agent card at {url}: not JSON") from None
     return parse_card(raw, source=f"agent card at {url}")
+
+
+async def _get(
+    url: str, timeout: float, headers: Mapping[str, str] | None, session: aiohttp.ClientSession | None
+) -> tuple[int, bytes]:
+    """GETs ``url``: (HTTP status, body); transport failures as A2AError
+    (see :func:`fetch_card`)."""
+    own = session is None
+    sess = session or aiohttp.ClientSession()
+    try:
+        async with sess.get(
+            url,
+            headers={"Accept": "application/json", **(headers or {})},
+            timeout=aiohttp.ClientTimeout(total=timeout),
+        ) as resp:
+            return resp.status, await resp.read()
+    except TimeoutError:
+        raise A2AError(
+            ErrorCode.DEADLINE_EXCEEDED, f"agent card at {url}: no answer in {timeout:g}s"
+        ) from None
+    except aiohttp.ClientResponseError as exc:
+        if "bad status line" not in str(exc.message).lower():
+            raise A2AError(ErrorCode.UNAVAILABLE, f"agent card at {url}: {exc.message}") from None
+        raise A2AError(ErrorCode.UNAVAILABLE, _not_http(url)) from None
+    except aiohttp.ClientError as exc:
+        raise A2AError(ErrorCode.UNAVAILABLE, f"agent card at {url}: {exc}") from None
+    finally:
+        if own:
+            await sess.close()
+
+
+def _not_http(url: str) -> str:
+    """The one-line explanation for a server that answered an HTTP/1.1
+    request with something else — typically a gRPC port (HTTP/2 only)."""
+    parts = urlsplit(url)
+    return (
+        f"{parts.scheme}://{parts.netloc} does not answer HTTP/1.1, so it serves no Agent Card; "
+        f"if it is a gRPC port, use grpc://{parts.netloc}"
+    )
 
 
 def describe_interfaces(interfaces: Sequence[pb.AgentInterface]) -> str:

@@ -33,6 +33,7 @@ from a2a_grpc.client.card import (
     card_url,
     describe_interfaces,
     fetch_card,
+    is_grpc_url,
     matching_interfaces,
 )
 from a2a_grpc.client.errors import StreamTruncatedError, state_name
@@ -128,11 +129,28 @@ class A2AClient:
         channel not ready, HTTP connection refused), the next one is tried
         (spec §5.2, §8.3.2).
 
+        A ``grpc://host:port`` (or ``grpcs://``) URL names a gRPC endpoint
+        directly, for deployments that serve no HTTP card: no card is fetched,
+        the gRPC binding is used, and the server's reflection service (when
+        it has one) must list ``lf.a2a.v1.A2AService``.
+
         Raises ``A2AError``: the card errors of
         :func:`~a2a_grpc.client.card.fetch_card`; UNSUPPORTED_OPERATION (or
-        VERSION_NOT_SUPPORTED) when no interface matches; UNAVAILABLE when
-        none is reachable.
+        VERSION_NOT_SUPPORTED) when no interface matches, or when a
+        ``grpc://`` endpoint does not serve A2A; UNAVAILABLE when none is
+        reachable.
         """
+        if is_grpc_url(base_url):
+            allowed = {binding_key(b) for b in bindings}
+            if "grpc" not in allowed:
+                raise A2AError(
+                    ErrorCode.UNSUPPORTED_OPERATION,
+                    f"{base_url} is a gRPC endpoint, but only {', '.join(sorted(allowed))} was allowed",
+                )
+            options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions))
+            return await cls._connect_grpc(
+                base_url, options, timeout=timeout, connect_timeout=connect_timeout
+            )
         card = await fetch_card(base_url, timeout=timeout or 30.0, headers=headers)
         return await cls.from_card(
             card,
@@ -143,6 +161,20 @@ class A2AClient:
             extensions=extensions,
             base_url=card_url(base_url),
         )
+
+    @classmethod
+    async def _connect_grpc(
+        cls, url: str, options: CallOptions, *, timeout: float | None, connect_timeout: float
+    ) -> A2AClient:
+        transport = GrpcTransport(url, options)
+        try:
+            await transport.probe(connect_timeout)
+            await transport.confirm_service(connect_timeout)
+        except BaseException:
+            await transport.close()
+            raise
+        iface = pb.AgentInterface(url=url, protocol_binding="GRPC", protocol_version=PROTOCOL_VERSION)
+        return cls(transport, iface, timeout=timeout)
 
     @classmethod
     async def from_card(

@@ -18,11 +18,12 @@ from urllib.parse import urlsplit
 import grpc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from a2a_grpc.client.base import CallOptions, Transport
 from a2a_grpc.client.errors import from_grpc_error
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.types import pb, pb_grpc
+from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
 
 __all__ = ["GrpcTransport", "grpc_target"]
 
@@ -83,6 +84,37 @@ class GrpcTransport(Transport):
             raise A2AError(
                 ErrorCode.UNAVAILABLE, f"gRPC endpoint {self.target} not ready after {timeout:g}s"
             ) from None
+
+    async def confirm_service(self, timeout: float) -> None:
+        """Asks the server's reflection service whether it serves
+        ``lf.a2a.v1.A2AService``: used when there is no Agent Card to say so
+        (a ``grpc://`` URL). A server without reflection is taken on trust.
+
+        Raises A2AError(UNSUPPORTED_OPERATION) naming the services found when
+        the A2A service is not among them; UNAVAILABLE when the server does
+        not answer within ``timeout`` seconds."""
+        self._get_stub()
+        assert self._channel is not None
+        stub = reflection_pb2_grpc.ServerReflectionStub(self._channel)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        try:
+            async for response in stub.ServerReflectionInfo(iter((request,)), timeout=timeout):
+                names = sorted(s.name for s in response.list_services_response.service)
+                break
+            else:
+                return
+        except grpc.aio.AioRpcError as err:
+            if err.code() == grpc.StatusCode.UNIMPLEMENTED:
+                return
+            raise A2AError(
+                ErrorCode.UNAVAILABLE, f"gRPC endpoint {self.target}: {err.code().name}: {err.details()}"
+            ) from None
+        if SERVICE_NAME not in names:
+            raise A2AError(
+                ErrorCode.UNSUPPORTED_OPERATION,
+                f"gRPC endpoint {self.target} does not serve {SERVICE_NAME} "
+                f"(it serves: {', '.join(names) or 'nothing'})",
+            )
 
     def _call_kwargs(self, timeout: float | None) -> dict[str, Any]:
         return {"timeout": timeout, "metadata": self.options.grpc_metadata()}
