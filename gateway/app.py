@@ -4,7 +4,7 @@
 
 * JSON-RPC 2.0 at ``POST jsonrpc_path`` (:mod:`gateway.jsonrpc`);
 * HTTP+JSON at ``rest_prefix`` + the paths of the proto's ``google.api.http``
-  rules, compiled at start-up (:mod:`gateway.routes`, :mod:`gateway.rest`);
+  rules, compiled at start-up (:mod:`a2a_grpc.httprule`, :mod:`gateway.rest`);
 * the public Agent Card at ``/.well-known/agent-card.json`` and the legacy
   ``/.well-known/agent.json`` (:mod:`gateway.card`).
 
@@ -19,12 +19,12 @@ from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc.httprule import RouteTable, compile_service
 from a2a_grpc.types import pb
 from gateway.body import MAX_BODY_KEY
 from gateway.card import CardEndpoint
 from gateway.jsonrpc import JsonRpcBinding
 from gateway.rest import RestBinding
-from gateway.routes import RouteTable, compile_service
 
 __all__ = [
     "CARD_PATHS",

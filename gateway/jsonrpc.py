@@ -2,7 +2,8 @@
 
 A request is ``{"jsonrpc": "2.0", "id": <string|number>, "method": <RPC name>,
 "params": <ProtoJSON of the RPC's input message>}``; the method names are the
-RPC names of the service descriptor (no dispatch table is written by hand).
+RPC names of the service descriptor (no dispatch table is written by hand);
+the call is :func:`gateway.invoke.invoke`, as on HTTP+JSON.
 Unary RPCs answer ``{"jsonrpc": "2.0", "id": <same>, "result": <ProtoJSON of
 the output>}`` with ``Content-Type: application/json``; streaming RPCs answer
 SSE whose every event is such a response envelope carrying one
@@ -19,23 +20,22 @@ codes of the error table; ``data`` always carries ``google.rpc.ErrorInfo``.
 from __future__ import annotations
 
 import asyncio
-import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 from google.protobuf import descriptor
+from google.protobuf import message as _message
 from google.rpc import status_pb2
 
 from a2a_grpc import codec
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from gateway.body import read_json
-from gateway.context import GatewayContext
-from gateway.errors import GatewayAbort, jsonrpc_error, status_of
-from gateway.sse import stream
+from gateway.errors import jsonrpc_error
+from gateway.invoke import invoke
 
 __all__ = ["JSONRPC_CONTENT_TYPE", "JsonRpcBinding"]
-
-log = logging.getLogger(__name__)
 
 JSONRPC_CONTENT_TYPE = "application/json"
 Id = str | int | float | None
@@ -50,10 +50,32 @@ def error_envelope(request_id: Id, status: status_pb2.Status) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(status)}
 
 
-def _respond(payload: dict[str, Any], headers: dict[str, str] | None = None) -> web.Response:
+def _respond(payload: dict[str, Any], headers: Mapping[str, str] | None = None) -> web.Response:
     return web.Response(
         text=codec.dumps(payload), content_type=JSONRPC_CONTENT_TYPE, charset="utf-8", headers=headers
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Envelope:
+    """The JSON-RPC response objects of one request (:class:`gateway.invoke.Envelope`)."""
+
+    request_id: Id
+
+    def _result(self, message: _message.Message) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": self.request_id, "result": codec.to_dict(message)}
+
+    def result(self, message: _message.Message, headers: Mapping[str, str]) -> web.Response:
+        return _respond(self._result(message), headers)
+
+    def error(self, status: status_pb2.Status, headers: Mapping[str, str] | None = None) -> web.Response:
+        return _respond(error_envelope(self.request_id, status), headers)
+
+    def event(self, message: _message.Message) -> str:
+        return codec.dumps(self._result(message))
+
+    def stream_error(self, status: status_pb2.Status) -> str:
+        return codec.dumps(error_envelope(self.request_id, status))
 
 
 class _Reject(Exception):
@@ -83,35 +105,16 @@ class JsonRpcBinding:
         try:
             request_id, method, message = await self._parse(request)
         except _Reject as rej:
-            return _respond(error_envelope(rej.request_id, rej.error.to_status()))
-        handler = getattr(self.servicer, method.name, None)
-        if handler is None:
-            err = A2AError(ErrorCode.METHOD_NOT_FOUND, f"{method.name} is not implemented")
-            return _respond(error_envelope(request_id, err.to_status()))
-        ctx = GatewayContext(request)
-        if method.server_streaming:
-            return await stream(
-                request,
-                handler(message, ctx),
-                encode_event=lambda ev: codec.dumps(
-                    {"jsonrpc": "2.0", "id": request_id, "result": codec.to_dict(ev)}
-                ),
-                encode_error=lambda st: codec.dumps(error_envelope(request_id, st)),
-                error_response=lambda st: _respond(error_envelope(request_id, st), ctx.response_headers()),
-                headers=ctx.response_headers,
-                keepalive=self.keepalive,
-                on_disconnect=ctx.mark_cancelled,
-                stopping=self.stopping,
-            )
-        try:
-            result = await handler(message, ctx)
-        except (GatewayAbort, A2AError) as exc:
-            return _respond(error_envelope(request_id, status_of(exc)), ctx.response_headers())
-        except Exception:
-            log.exception("%s failed", method.full_name)
-            return _respond(error_envelope(request_id, status_of(RuntimeError())), ctx.response_headers())
-        payload = {"jsonrpc": "2.0", "id": request_id, "result": codec.to_dict(result)}
-        return _respond(payload, ctx.response_headers())
+            return _Envelope(rej.request_id).error(rej.error.to_status())
+        return await invoke(
+            self.servicer,
+            method,
+            message,
+            request,
+            _Envelope(request_id),
+            keepalive=self.keepalive,
+            stopping=self.stopping,
+        )
 
     async def _parse(self, request: web.Request) -> tuple[Id, descriptor.MethodDescriptor, Any]:
         try:

@@ -1,10 +1,11 @@
 """HTTP+JSON binding (spec §11): route → request message → servicer → JSON or SSE.
 
 One catch-all aiohttp handler serves every route of the compiled table
-(:mod:`gateway.routes`). The request message is built from the body (for
+(:mod:`a2a_grpc.httprule`). The request message is built from the body (for
 ``body: "*"`` routes; ProtoJSON, unknown fields ignored), then the path
 variables, then — on routes without a whole-message body — the query
-parameters (:mod:`gateway.query`). Unary answers are the ProtoJSON of the
+parameters (:mod:`gateway.query`); the call is :func:`gateway.invoke.invoke`,
+as on JSON-RPC, and only the envelope differs. Unary answers are the ProtoJSON of the
 response with ``Content-Type: application/a2a+json``; streaming RPCs answer
 SSE whose events are bare ``StreamResponse`` JSON. Errors use the
 ``{"error": {...}}`` form of :mod:`gateway.errors` with the HTTP status of the
@@ -15,24 +16,22 @@ error table; unknown paths are 404 and known paths with the wrong HTTP method
 from __future__ import annotations
 
 import asyncio
-import logging
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aiohttp import web
+from google.protobuf import message as _message
 from google.rpc import status_pb2
 
 from a2a_grpc import codec
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
+from a2a_grpc.httprule import MethodNotAllowed, RouteMatch, RouteNotFound, RouteTable
 from gateway.body import read_json
-from gateway.context import GatewayContext
-from gateway.errors import GatewayAbort, rest_error, status_of
+from gateway.errors import rest_error
+from gateway.invoke import invoke
 from gateway.query import apply_query, set_field
-from gateway.routes import MethodNotAllowed, RouteMatch, RouteNotFound, RouteTable
-from gateway.sse import stream
 
-__all__ = ["REST_CONTENT_TYPE", "RestBinding"]
-
-log = logging.getLogger(__name__)
+__all__ = ["REST_CONTENT_TYPE", "RestBinding", "build_request"]
 
 REST_CONTENT_TYPE = "application/a2a+json"
 
@@ -41,7 +40,7 @@ def error_response(
     status: status_pb2.Status,
     *,
     http_status: int | None = None,
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> web.Response:
     """The HTTP+JSON error response of a ``google.rpc.Status``."""
     code, body = rest_error(status, http_status=http_status)
@@ -52,6 +51,36 @@ def error_response(
         charset="utf-8",
         headers=headers,
     )
+
+
+class _Envelope:
+    """The HTTP+JSON answers (:class:`gateway.invoke.Envelope`): bare ProtoJSON
+    of the response, ``{"error": {...}}`` with the table's HTTP status."""
+
+    def result(self, message: _message.Message, headers: Mapping[str, str]) -> web.Response:
+        return web.Response(
+            text=codec.to_json(message), content_type=REST_CONTENT_TYPE, charset="utf-8", headers=headers
+        )
+
+    def error(self, status: status_pb2.Status, headers: Mapping[str, str] | None = None) -> web.Response:
+        return error_response(status, headers=headers)
+
+    def event(self, message: _message.Message) -> str:
+        return codec.to_json(message)
+
+    def stream_error(self, status: status_pb2.Status) -> str:
+        return codec.dumps(rest_error(status)[1])
+
+
+_ENVELOPE = _Envelope()
+
+
+def _not_routed(message: str, allowed: str | None = None) -> web.Response:
+    """METHOD_NOT_FOUND: 404, or 405 with ``Allow`` when methods are given."""
+    status = A2AError(ErrorCode.METHOD_NOT_FOUND, message).to_status()
+    if allowed is None:
+        return error_response(status)
+    return error_response(status, http_status=405, headers={"Allow": allowed})
 
 
 class RestBinding:
@@ -76,90 +105,75 @@ class RestBinding:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """aiohttp handler for every path under the prefix."""
+        found = self._match(request)
+        if isinstance(found, web.Response):
+            return found
+        try:
+            message = await _read(request, found)
+        except A2AError as bad:
+            return error_response(bad.to_status())
+        return await invoke(
+            self.servicer,
+            found.route.method,
+            message,
+            request,
+            _ENVELOPE,
+            keepalive=self.keepalive,
+            stopping=self.stopping,
+        )
+
+    def _match(self, request: web.Request) -> RouteMatch | web.Response:
+        """The route of the request, or the 404/405/400 answer when none fits."""
         raw_path = request.rel_url.raw_path
         if self.prefix:
             raw_path = raw_path[len(self.prefix) :] or "/"
+        path = request.rel_url.path
         try:
-            found = self.table.match(request.method, raw_path)
+            return self.table.match(request.method, raw_path)
         except RouteNotFound:
-            if self.jsonrpc_path is not None and request.rel_url.path == self.jsonrpc_path:
-                err = A2AError(
-                    ErrorCode.METHOD_NOT_FOUND,
-                    f"{request.method} is not allowed on {self.jsonrpc_path}; JSON-RPC requests use POST",
-                )
-                return error_response(err.to_status(), http_status=405, headers={"Allow": "POST"})
-            err = A2AError(
-                ErrorCode.METHOD_NOT_FOUND, f"no route for {request.method} {request.rel_url.path}"
-            )
-            return error_response(err.to_status())
+            if self.jsonrpc_path is not None and path == self.jsonrpc_path:
+                text = f"{request.method} is not allowed on {self.jsonrpc_path}; JSON-RPC requests use POST"
+                return _not_routed(text, "POST")
+            return _not_routed(f"no route for {request.method} {path}")
         except MethodNotAllowed as exc:
-            err = A2AError(
-                ErrorCode.METHOD_NOT_FOUND,
-                f"{request.method} is not allowed on {request.rel_url.path}; use {', '.join(exc.allowed)}",
-            )
-            return error_response(err.to_status(), http_status=405, headers={"Allow": ", ".join(exc.allowed)})
+            allowed = ", ".join(exc.allowed)
+            return _not_routed(f"{request.method} is not allowed on {path}; use {allowed}", allowed)
         except UnicodeDecodeError:
             err = A2AError.invalid_params(FieldViolation("path", "percent-encoding is not valid UTF-8"))
             return error_response(err.to_status())
-        ctx = GatewayContext(request)
-        try:
-            message = await self._build(request, found)
-        except A2AError as bad:
-            return error_response(bad.to_status())
-        method = found.route.method
-        handler = getattr(self.servicer, method.name, None)
-        if handler is None:
-            missing = A2AError(ErrorCode.METHOD_NOT_FOUND, f"{method.name} is not implemented")
-            return error_response(missing.to_status())
-        if method.server_streaming:
-            return await stream(
-                request,
-                handler(message, ctx),
-                encode_event=codec.to_json,
-                encode_error=lambda st: codec.dumps(rest_error(st)[1]),
-                error_response=lambda st: error_response(st, headers=ctx.response_headers()),
-                headers=ctx.response_headers,
-                keepalive=self.keepalive,
-                on_disconnect=ctx.mark_cancelled,
-                stopping=self.stopping,
-            )
-        try:
-            result = await handler(message, ctx)
-        except (GatewayAbort, A2AError) as exc:
-            return error_response(status_of(exc), headers=ctx.response_headers())
-        except Exception:
-            log.exception("%s failed", method.full_name)
-            return error_response(status_of(RuntimeError()), headers=ctx.response_headers())
-        return web.Response(
-            text=codec.to_json(result),
-            content_type=REST_CONTENT_TYPE,
-            charset="utf-8",
-            headers=ctx.response_headers(),
-        )
 
-    async def _build(self, request: web.Request, found: RouteMatch) -> Any:
-        route = found.route
-        message = codec.message_class(route.method.input_type)()
-        body = route.body
-        if body:
-            data = await read_json(request)
-            if data is None:
-                data = {}
-            if body == "*":
-                codec.parse(data, message)
-            else:
-                # body: "field.path" — the body is that one field's JSON value.
-                target = message
-                *parents, leaf = body.split(".")
-                for name in parents:
-                    target = getattr(target, name)
-                codec.parse({leaf: data}, target, prefix=".".join(parents))
-        else:
-            # No body is mapped: one must not be sent (still refuse a non-JSON one).
-            if request.can_read_body:
-                await read_json(request)
-        for field_path, value in found.path_params.items():
-            set_field(message, field_path, value)
-        if body != "*":
-            apply_query(message, request.query, bound=found.path_params.keys())
-        return message
+
+async def _read(request: web.Request, found: RouteMatch) -> _message.Message:
+    """Reads the body (refusing a non-JSON one even where no body is mapped)
+    and builds the request message. Raises A2AError."""
+    data = None
+    if found.route.body:
+        data = await read_json(request)
+    elif request.can_read_body:
+        await read_json(request)
+    return build_request(found, data, request.query)
+
+
+def build_request(
+    found: RouteMatch, data: Any, query: Mapping[str, str] | Iterable[tuple[str, str]]
+) -> _message.Message:
+    """The request message of a matched route: the JSON body ``data`` (for a
+    route with a body; None is ``{}``), then the path variables, then — on
+    routes without a whole-message body — the decoded ``query`` parameters.
+    Raises A2AError(INVALID_PARAMS) for values that do not fit (spec §11.5)."""
+    route = found.route
+    message = codec.message_class(route.method.input_type)()
+    if route.body == "*":
+        codec.parse({} if data is None else data, message)
+    elif route.body:
+        # body: "field.path" — the body is that one field's JSON value.
+        target = message
+        *parents, leaf = route.body.split(".")
+        for name in parents:
+            target = getattr(target, name)
+        codec.parse({leaf: {} if data is None else data}, target, prefix=".".join(parents))
+    for field_path, value in found.path_params.items():
+        set_field(message, field_path, value)
+    if route.body != "*":
+        apply_query(message, query, bound=found.path_params.keys())
+    return message

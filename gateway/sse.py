@@ -83,30 +83,9 @@ async def stream(
     response = web.StreamResponse(status=200, headers={**SSE_HEADERS, **headers()})
     await response.prepare(request)
     try:
-        if first is None:
-            await response.write_eof()
-            return response
-        await _write(response, encode_event(first))
-        while True:
-            nxt: asyncio.Future[Any] = asyncio.ensure_future(agen.__anext__())
-            if not await _wait(nxt, request, response, keepalive, stopping):
-                break
-            # Read the outcome without re-raising it here: a raised exception's
-            # traceback would hold this frame, which holds ``nxt``, which holds
-            # the exception — a reference cycle per stream that only the cyclic
-            # GC frees (measured: its pauses were the p99 of HTTP streaming).
-            failure = nxt.exception()
-            if failure is None:
-                await _write(response, encode_event(nxt.result()))
-                continue
-            if isinstance(failure, StopAsyncIteration):
-                break
-            if isinstance(failure, ConnectionError):
-                raise failure
-            if not _is_known(failure):
-                log.error("stream failed", exc_info=failure)
-            await _write(response, encode_error(status_of(failure)))
-            break
+        if first is not None:
+            await _write(response, encode_event(first))
+            await _pump(agen, request, response, encode_event, encode_error, keepalive, stopping)
         await response.write_eof()
     except ConnectionError:
         # The client went away: end the servicer's generator, which ends its
@@ -122,6 +101,40 @@ async def stream(
     finally:
         await _close(agen)
     return response
+
+
+async def _pump(
+    agen: Any,
+    request: web.Request,
+    response: web.StreamResponse,
+    encode_event: Callable[[Any], str],
+    encode_error: Callable[[status_pb2.Status], str],
+    keepalive: float,
+    stopping: asyncio.Event | None,
+) -> None:
+    """Writes the events after the first until the generator ends, fails
+    (one final error event) or the server stops; raises ConnectionError when
+    the client went away."""
+    while True:
+        nxt: asyncio.Future[Any] = asyncio.ensure_future(agen.__anext__())
+        if not await _wait(nxt, request, response, keepalive, stopping):
+            return
+        # Read the outcome without re-raising it here: a raised exception's
+        # traceback would hold this frame, which holds ``nxt``, which holds
+        # the exception — a reference cycle per stream that only the cyclic
+        # GC frees (measured: its pauses were the p99 of HTTP streaming).
+        failure = nxt.exception()
+        if failure is None:
+            await _write(response, encode_event(nxt.result()))
+            continue
+        if isinstance(failure, StopAsyncIteration):
+            return
+        if isinstance(failure, ConnectionError):
+            raise failure
+        if not _is_known(failure):
+            log.error("stream failed", exc_info=failure)
+        await _write(response, encode_error(status_of(failure)))
+        return
 
 
 async def _wait(

@@ -1,38 +1,37 @@
 """The HTTP+JSON ("REST") client binding (spec §11, digest §5).
 
 Routes are not hand-listed: each RPC's ``google.api.http`` rule (and its
-``additional_bindings``) is read from the service descriptor, the same
-annotations the gateway serves from. A rule is usable when every path variable
-it names has a value, and a request with a ``tenant`` only uses rules that carry
-it in the path. Path variables are percent-encoded; with ``body: "*"`` the rest
-of the request is the ProtoJSON body, otherwise the remaining fields go to the
-query string (camelCase names, enums by name, digest §5.3). Requests and
-answers use ``application/a2a+json``; ``application/json`` answers are accepted.
+``additional_bindings``) is read by :mod:`a2a_grpc.httprule`, the same reader
+whose route table the gateway serves. A route is usable when every path
+variable it names has a value that fits, and a request with a ``tenant`` only
+uses routes that carry it in the path. :meth:`~a2a_grpc.httprule.Route.expand`
+percent-encodes the path variables; with ``body: "*"`` the rest of the request
+is the ProtoJSON body, otherwise the remaining fields go to the query string
+(camelCase names, enums by name, digest §5.3). Requests and answers use
+``application/a2a+json``; ``application/json`` answers are accepted.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import aclosing
-from dataclasses import dataclass
+import functools
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import AbstractAsyncContextManager, aclosing
 from typing import Any
-from urllib.parse import quote
 
-from google.api import annotations_pb2, http_pb2
+import aiohttp
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 
-from a2a_grpc.client.base import SERVICE, response_class
+from a2a_grpc import httprule
+from a2a_grpc.client.base import response_class
 from a2a_grpc.client.errors import from_http_error
 from a2a_grpc.client.http import SSE_TYPE, HttpTransport, decode_json, parse_message, to_json
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import pb
 
-__all__ = ["RestTransport", "Route", "routes_for"]
+__all__ = ["RestTransport", "routes_for"]
 
 A2A_JSON = "application/a2a+json"
-_VAR = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?:=([^}]*))?\}")
 
 #: Verb to try first where the specification's prose and the proto annotation
 #: disagree (digest §5.2, ambiguity A1): SubscribeToTask is POST in the prose
@@ -40,107 +39,49 @@ _VAR = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?:=([^}]*))?\}")
 _PREFERRED_VERB = {"SubscribeToTask": "POST"}
 
 
-@dataclass(frozen=True, slots=True)
-class Route:
-    """One HTTP rule: verb, path template, body selector and the request
-    fields bound by the path."""
-
-    verb: str
-    template: str
-    body: str
-    path_fields: tuple[str, ...]
-
-    def expand(self, request: _message.Message) -> str | None:
-        """The path with the request's values filled in, or None when a
-        variable has no value."""
-        out: list[str] = []
-        pos = 0
-        for match in _VAR.finditer(self.template):
-            value = _field_value(request, match.group(1))
-            if not value:
-                return None
-            safe = "/" if (match.group(2) or "").endswith("**") else ""
-            out.append(self.template[pos : match.start()])
-            out.append(quote(value, safe=safe))
-            pos = match.end()
-        out.append(self.template[pos:])
-        return "".join(out)
-
-
-def _field_value(request: _message.Message, path: str) -> str:
-    target: Any = request
-    for part in path.split("."):
-        target = getattr(target, part)
-    return str(target)
-
-
-def _rule_route(rule: http_pb2.HttpRule) -> Route | None:
-    kind = rule.WhichOneof("pattern")
-    if kind is None:
-        return None
-    if kind == "custom":
-        verb, template = rule.custom.kind.upper(), rule.custom.path
-    else:
-        verb, template = kind.upper(), getattr(rule, kind)
-    fields = tuple(m.group(1) for m in _VAR.finditer(template))
-    return Route(verb, template, rule.body, fields)
-
-
-def routes_for(m: _descriptor.MethodDescriptor) -> list[Route]:
-    """Every HTTP rule of a method, primary first, as declared in the proto."""
-    opts = m.GetOptions()
-    if not opts.HasExtension(annotations_pb2.http):
-        return []
-    rule = opts.Extensions[annotations_pb2.http]
-    out = [r for r in (_rule_route(rule), *(_rule_route(b) for b in rule.additional_bindings)) if r]
+@functools.cache
+def routes_for(m: _descriptor.MethodDescriptor) -> tuple[httprule.Route, ...]:
+    """Every route of a method in trial order: as declared in the proto,
+    except that the preferred verb (if any) goes first."""
+    out = list(httprule.routes(m))
     preferred = _PREFERRED_VERB.get(m.name)
     if preferred:
-        out.sort(key=lambda r: r.verb != preferred)
-    return out
+        out.sort(key=lambda r: r.http_method != preferred)
+    return tuple(out)
 
 
-_ROUTES: dict[str, list[Route]] = {m.name: routes_for(m) for m in SERVICE.methods}
-
-
-def _candidates(m: _descriptor.MethodDescriptor, request: _message.Message) -> list[tuple[Route, str]]:
-    """(route, expanded path) pairs usable for ``request``, in trial order."""
+def _candidates(m: _descriptor.MethodDescriptor, request: _message.Message) -> list[httprule.Expansion]:
+    """The HTTP requests usable for ``request``, in trial order. Raises
+    A2AError(INVALID_PARAMS) for a field that cannot go in a query string."""
     tenant = getattr(request, "tenant", "")
     out = []
-    for route in _ROUTES.get(m.name, []):
-        if tenant and "tenant" not in route.path_fields:
+    for route in routes_for(m):
+        if tenant and "tenant" not in route.field_paths:
             continue
-        path = route.expand(request)
-        if path is not None:
-            out.append((route, path))
+        expansion = route.expand(request, to_json)
+        if expansion is not None:
+            out.append(expansion)
     return out
 
 
-def _query(values: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Query parameters from the ProtoJSON of the non-path fields (digest
-    §5.3): scalars as text, booleans ``true``/``false``, lists as repeated
-    keys; nested objects cannot be sent and raise INVALID_PARAMS."""
-    out: list[tuple[str, str]] = []
-    for key, value in values.items():
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            if isinstance(item, bool):
-                out.append((key, "true" if item else "false"))
-            elif isinstance(item, str | int | float):
-                out.append((key, str(item)))
-            else:
-                raise A2AError(
-                    ErrorCode.INVALID_PARAMS, f"{key}: a nested object cannot go in a query string"
-                )
-    return out
+async def _raise_for_status(resp: aiohttp.ClientResponse) -> None:
+    """Raises the A2AError of a non-2xx answer (its error body, else its text)."""
+    if not 200 <= resp.status < 300:
+        body = await resp.read()
+        raise from_http_error(
+            resp.status, decode_json(body), fallback_message=body[:200].decode("utf-8", "replace")
+        )
 
 
-def _strip(body: dict[str, Any], request: _message.Message, fields: Sequence[str]) -> dict[str, Any]:
-    desc = request.DESCRIPTOR
-    for name in fields:
-        field = desc.fields_by_name.get(name.split(".")[0])
-        if field is not None:
-            body.pop(field.json_name, None)
-    return body
+async def _answer(m: _descriptor.MethodDescriptor, resp: aiohttp.ClientResponse) -> Any:
+    """The decoded JSON of a unary answer; None for an empty body."""
+    body = await resp.read()
+    if not body.strip():
+        return None
+    decoded = decode_json(body)
+    if decoded is None:
+        raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{m.name}: the answer is not JSON")
+    return decoded
 
 
 class RestTransport(HttpTransport):
@@ -157,6 +98,39 @@ class RestTransport(HttpTransport):
             return from_http_error(status if isinstance(status, int) else 500, decoded)
         return None
 
+    def _send(
+        self, call: httprule.Expansion, timeout: float | None, *, stream: bool
+    ) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
+        """The HTTP exchange of one expanded route."""
+        accept = f"{SSE_TYPE}, {A2A_JSON}, application/json" if stream else f"{A2A_JSON}, application/json"
+        return self.request(
+            call.route.http_method,
+            self.url.rstrip("/") + call.path,
+            timeout=timeout,
+            json_body=call.body,
+            params=list(call.query) or None,
+            content_type=A2A_JSON,
+            accept=accept,
+        )
+
+    async def _events(
+        self, m: _descriptor.MethodDescriptor, resp: aiohttp.ClientResponse
+    ) -> AsyncGenerator[Any, None]:
+        """The decoded JSON of each SSE event; an error event is raised."""
+        if not self.is_sse(resp):
+            raise A2AError(
+                ErrorCode.INVALID_AGENT_RESPONSE,
+                f"{m.name}: expected text/event-stream, got {resp.content_type}",
+            )
+        async for event in self.events(resp):
+            decoded = decode_json(event.data.encode())
+            if decoded is None:
+                raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{m.name}: stream event is not JSON")
+            error = self._stream_error(decoded)
+            if error is not None:
+                raise error
+            yield decoded
+
     async def _exchange(
         self,
         m: _descriptor.MethodDescriptor,
@@ -171,67 +145,19 @@ class RestTransport(HttpTransport):
         candidates = _candidates(m, request)
         if not candidates:
             raise A2AError(ErrorCode.INVALID_PARAMS, f"{m.name}: the request lacks a field its path needs")
-        base = self.url.rstrip("/")
         last: A2AError | None = None
-        for i, (route, path) in enumerate(candidates):
-            json_body: Any = None
-            params = None
-            rest = _strip(to_json(request), request, route.path_fields)
-            if route.body == "*":
-                json_body = rest
-            elif route.body:
-                field = request.DESCRIPTOR.fields_by_name[route.body]
-                json_body = rest.pop(field.json_name, {})
-                params = _query(rest)
-            else:
-                params = _query(rest)
-            accept = (
-                f"{SSE_TYPE}, {A2A_JSON}, application/json" if stream else f"{A2A_JSON}, application/json"
-            )
-            async with self.request(
-                route.verb,
-                base + path,
-                timeout=timeout,
-                json_body=json_body,
-                params=params or None,
-                content_type=A2A_JSON,
-                accept=accept,
-            ) as resp:
+        for i, call in enumerate(candidates):
+            async with self._send(call, timeout, stream=stream) as resp:
                 if resp.status == 405 and i + 1 < len(candidates):
                     last = from_http_error(405, decode_json(await resp.read()))
                     continue
-                if not 200 <= resp.status < 300:
-                    body = await resp.read()
-                    raise from_http_error(
-                        resp.status,
-                        decode_json(body),
-                        fallback_message=body[:200].decode("utf-8", "replace"),
-                    )
+                await _raise_for_status(resp)
                 if not stream:
-                    body = await resp.read()
-                    if not body.strip():
-                        yield None
-                        return
-                    decoded = decode_json(body)
-                    if decoded is None:
-                        raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{m.name}: the answer is not JSON")
-                    yield decoded
+                    yield await _answer(m, resp)
                     return
-                if not self.is_sse(resp):
-                    raise A2AError(
-                        ErrorCode.INVALID_AGENT_RESPONSE,
-                        f"{m.name}: expected text/event-stream, got {resp.content_type}",
-                    )
-                async for event in self.events(resp):
-                    decoded = decode_json(event.data.encode())
-                    if decoded is None:
-                        raise A2AError(
-                            ErrorCode.INVALID_AGENT_RESPONSE, f"{m.name}: stream event is not JSON"
-                        )
-                    error = self._stream_error(decoded)
-                    if error is not None:
-                        raise error
-                    yield decoded
+                async with aclosing(self._events(m, resp)) as events:
+                    async for decoded in events:
+                        yield decoded
                 return
         assert last is not None
         raise last

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from google.api import annotations_pb2
 
-from a2a_grpc.types import pb
-from gateway.routes import (
+from a2a_grpc.httprule import (
     MethodNotAllowed,
     RouteNotFound,
     TemplateError,
     compile_service,
     parse_template,
 )
+from a2a_grpc.types import pb
 
 SERVICE = pb.DESCRIPTOR.services_by_name["A2AService"]
 TABLE = compile_service(SERVICE)
