@@ -91,7 +91,10 @@ class Executions:
         context) and runs the agent. With ``stream`` the execution's
         subscription exists before the agent runs. Raises
         UNSUPPORTED_OPERATION when the task already has an execution (spec
-        §3.1.1), and whatever ``prepare`` raises (the task is free again)."""
+        §3.1.1), UNAVAILABLE once :meth:`close` began, and whatever ``prepare``
+        raises (the task is free again)."""
+        if self.closing:
+            raise A2AError(ErrorCode.UNAVAILABLE, "server is shutting down")
         if ex.task_id in self._running:
             raise A2AError(
                 ErrorCode.UNSUPPORTED_OPERATION,

@@ -31,6 +31,7 @@ from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from a2a_grpc.events import EventBus
 from a2a_grpc.execution import Execution, Executions
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.pushconfigs import PushConfigs
 from a2a_grpc.store.base import ListQuery, PushConfigStore, StoredTask, TaskStore, VersionConflictError
 from a2a_grpc.taskupdate import apply_event
 from a2a_grpc.types import is_final, is_terminal, new_id, pb
@@ -121,6 +122,11 @@ class RequestHandler:
         self.bus = EventBus(buffer=self.config.subscriber_buffer)
         wake = push.wake if push is not None and card.capabilities.push_notifications else None
         self.writer = TaskWriter(store, store, self.bus, wake)
+        self.push_configs = PushConfigs(
+            store,
+            max_per_task=self.config.push_max_configs_per_task,
+            max_per_owner=self.config.push_max_configs_per_owner,
+        )
         self.executions = Executions(Driver(executor, self.writer).drive, self.bus)
 
     # ------------------------------------------------------------------ checks
@@ -198,8 +204,9 @@ class RequestHandler:
         msg, owner = req.message, call.owner
         push_config = await self._inline_push_config(req.configuration)
         ended = self.executions.ended
-        existing = await self._continued_task(msg, owner)
+        existing = await self._get_task(msg.task_id, owner) if msg.task_id else None
         if existing is not None:
+            _check_continues(msg, existing.task)
             task_id, context_id = existing.task.id, existing.task.context_id
         else:
             task_id, context_id = new_id(), msg.context_id or new_id()
@@ -220,7 +227,7 @@ class RequestHandler:
                 call=call,
                 task=_trim(ex.existing.task, None) if ex.existing else None,
                 accepted_output_modes=tuple(req.configuration.accepted_output_modes),
-                related_tasks=tuple(await self._related_tasks(msg, owner)),
+                related_tasks=tuple(await _related_tasks(self.store, msg, owner)),
             )
 
         await self.executions.start(ex, prepare, stream=stream)
@@ -240,45 +247,8 @@ class RequestHandler:
         try:
             await self.push.check_config(push_config)
         except A2AError as err:
-            prefix = "configuration.task_push_notification_config"
-            raise A2AError(
-                err.code,
-                err.message,
-                metadata=err.metadata,
-                field_violations=[
-                    FieldViolation(f"{prefix}.{v.field}" if v.field else prefix, v.description)
-                    for v in err.field_violations
-                ],
-            ) from None
+            raise _under("configuration.task_push_notification_config", err) from None
         return push_config
-
-    async def _continued_task(self, msg: pb.Message, owner: Owner) -> StoredTask | None:
-        """The task ``msg`` continues (None: it starts one). Raises
-        TASK_NOT_FOUND, INVALID_PARAMS (another context), UNSUPPORTED_OPERATION
-        (terminal)."""
-        if not msg.task_id:
-            return None
-        existing = await self._get_task(msg.task_id, owner)
-        task = existing.task
-        if msg.context_id and msg.context_id != task.context_id:
-            raise A2AError.invalid_params(
-                FieldViolation(
-                    "message.context_id",
-                    f"context {msg.context_id} does not match task {task.id}'s context {task.context_id}",
-                )
-            )
-        _refuse_terminal(task)
-        return existing
-
-    async def _related_tasks(self, msg: pb.Message, owner: Owner) -> list[pb.Task]:
-        """The caller's tasks named in ``reference_task_ids`` (others are skipped)."""
-        related: list[pb.Task] = []
-        for ref in dict.fromkeys(msg.reference_task_ids):
-            if check_id(ref) is None:
-                found = await self.store.get(ref, owner)
-                if found is not None:
-                    related.append(found.task)
-        return related
 
     async def send_message(self, req: pb.SendMessageRequest, call: CallContext) -> pb.SendMessageResponse:
         """SendMessage (spec §3.1.1, §3.2.2): a direct Message or a Task.
@@ -356,30 +326,19 @@ class RequestHandler:
         self._begin(call)
         self._validate(req)
         cfg = self.config
-        size = (
-            req.page_size if req.HasField("page_size") and req.page_size > 0 else cfg.list_default_page_size
-        )
-        size = min(size, cfg.list_max_page_size)
-        after_ms = (
-            req.status_timestamp_after.ToMilliseconds() if req.HasField("status_timestamp_after") else None
-        )
+        size = min(req.page_size if req.page_size > 0 else cfg.list_default_page_size, cfg.list_max_page_size)
+        ts = req.status_timestamp_after
+        after_ms = ts.ToMilliseconds() if req.HasField("status_timestamp_after") else None
         filters = paging.task_filters(call.tenant, call.user, req.context_id, req.status, after_ms)
-        query = ListQuery(
-            context_id=req.context_id,
-            state=req.status,
-            status_timestamp_after_ms=after_ms,
-            page_size=size,
-            after=paging.decode_task_token(req.page_token, filters) if req.page_token else None,
+        after = paging.decode_task_token(req.page_token, filters) if req.page_token else None
+        page = await self.store.list_tasks(
+            call.owner, ListQuery(req.context_id, req.status, after_ms, size, after)
         )
-        page = await self.store.list_tasks(call.owner, query)
         hl = req.history_length if req.HasField("history_length") else None
-        include = req.include_artifacts if req.HasField("include_artifacts") else False
-        token = ""
-        if page.has_more and page.tasks:
-            last = page.tasks[-1]
-            token = paging.task_token((last.status.timestamp.ToMilliseconds(), last.id), filters)
+        last = page.tasks[-1] if page.has_more and page.tasks else None
+        token = paging.task_token((last.status.timestamp.ToMilliseconds(), last.id), filters) if last else ""
         return pb.ListTasksResponse(
-            tasks=[_trim(t, hl, include_artifacts=include) for t in page.tasks],
+            tasks=[_trim(t, hl, include_artifacts=req.include_artifacts) for t in page.tasks],
             next_page_token=token,
             page_size=size,
             total_size=page.total_size,
@@ -484,28 +443,10 @@ class RequestHandler:
         if not req.task_id:
             raise A2AError.invalid_params(FieldViolation("task_id", "is required"))
         await self._get_task(req.task_id, call.owner)
-        config = pb.TaskPushNotificationConfig()
-        config.CopyFrom(req)
-        config.tenant = call.tenant
-        if not config.id:
-            config.id = new_id()
         assert self.push is not None
-        await self.push.check_config(config)
-        if await self.store.get_push_config(call.owner, config.task_id, config.id) is None:
-            await self._check_config_limits(call.owner, config.task_id)
-        await self.store.put_push_config(call.owner, config)
+        config = await self.push_configs.create(req, call.owner, self.push.check_config)
         await self._refresh_push(config.task_id)
         return config
-
-    async def _check_config_limits(self, owner: Owner, task_id: str) -> None:
-        """Raises RESOURCE_EXHAUSTED when one more config is too many."""
-        per_task, per_owner = self.config.push_max_configs_per_task, self.config.push_max_configs_per_owner
-        if await self.store.count_push_configs(owner, task_id) >= per_task:
-            raise A2AError(
-                ErrorCode.RESOURCE_EXHAUSTED, f"task {task_id} already has {per_task} push configs"
-            )
-        if await self.store.count_push_configs(owner) >= per_owner:
-            raise A2AError(ErrorCode.RESOURCE_EXHAUSTED, f"the caller already has {per_owner} push configs")
 
     async def _refresh_push(self, task_id: str) -> None:
         """A running execution picks up the task's webhooks as they now are.
@@ -525,14 +466,7 @@ class RequestHandler:
         self._require_push()
         self._validate(req)
         await self._get_task(req.task_id, call.owner)
-        config = await self.store.get_push_config(call.owner, req.task_id, req.id)
-        if config is None:
-            raise A2AError(
-                ErrorCode.TASK_NOT_FOUND,
-                f"push notification config {req.id} not found on task {req.task_id}",
-                metadata={"taskId": req.task_id, "configId": req.id},
-            )
-        return config
+        return await self.push_configs.get(call.owner, req.task_id, req.id)
 
     async def list_task_push_notification_configs(
         self, req: pb.ListTaskPushNotificationConfigsRequest, call: CallContext
@@ -544,14 +478,7 @@ class RequestHandler:
         self._require_push()
         self._validate(req)
         await self._get_task(req.task_id, call.owner)
-        size = min(req.page_size or 100, 100)
-        after = paging.decode_config_token(req.page_token) if req.page_token else None
-        configs = await self.store.list_push_configs(call.owner, req.task_id, limit=size + 1, after_id=after)
-        token = ""
-        if len(configs) > size:
-            configs = configs[:size]
-            token = paging.config_token(configs[-1].id)
-        return pb.ListTaskPushNotificationConfigsResponse(configs=configs, next_page_token=token)
+        return await self.push_configs.page(call.owner, req.task_id, req.page_size, req.page_token)
 
     async def delete_task_push_notification_config(
         self, req: pb.DeleteTaskPushNotificationConfigRequest, call: CallContext
@@ -563,7 +490,7 @@ class RequestHandler:
         self._require_push()
         self._validate(req)
         await self._get_task(req.task_id, call.owner)
-        await self.store.delete_push_config(call.owner, req.task_id, req.id)
+        await self.push_configs.delete(call.owner, req.task_id, req.id)
         await self._refresh_push(req.task_id)
         return empty_pb2.Empty()
 
@@ -596,6 +523,43 @@ class RequestHandler:
         ends every stream."""
         await self.executions.close(grace_seconds)
         self.bus.close_all()
+
+
+def _check_continues(msg: pb.Message, task: pb.Task) -> None:
+    """Raises INVALID_PARAMS when ``msg`` names another context than the task
+    it continues, UNSUPPORTED_OPERATION when that task is terminal."""
+    if msg.context_id and msg.context_id != task.context_id:
+        raise A2AError.invalid_params(
+            FieldViolation(
+                "message.context_id",
+                f"context {msg.context_id} does not match task {task.id}'s context {task.context_id}",
+            )
+        )
+    _refuse_terminal(task)
+
+
+async def _related_tasks(store: TaskStore, msg: pb.Message, owner: Owner) -> list[pb.Task]:
+    """The caller's tasks named in ``reference_task_ids`` (others are skipped)."""
+    related: list[pb.Task] = []
+    for ref in dict.fromkeys(msg.reference_task_ids):
+        if check_id(ref) is None:
+            found = await store.get(ref, owner)
+            if found is not None:
+                related.append(found.task)
+    return related
+
+
+def _under(prefix: str, err: A2AError) -> A2AError:
+    """``err`` with its field violations reported under the field ``prefix``."""
+    return A2AError(
+        err.code,
+        err.message,
+        metadata=err.metadata,
+        field_violations=[
+            FieldViolation(f"{prefix}.{v.field}" if v.field else prefix, v.description)
+            for v in err.field_violations
+        ],
+    )
 
 
 def _refuse_terminal(task: pb.Task) -> None:
