@@ -11,7 +11,8 @@ starts an *execution* (:mod:`a2a_grpc.execution`: one run of the agent, at most
 one per task); the drive loop (:mod:`a2a_grpc.drive`) applies each event the
 agent yields with the pure rules of :mod:`a2a_grpc.taskupdate`, stores it with
 a versioned update and fans it out to streams (:mod:`a2a_grpc.events`) and to
-the push outbox. Page tokens are :mod:`a2a_grpc.paging`'s.
+the push outbox. The rules of push-config CRUD are :mod:`a2a_grpc.pushconfigs`',
+page tokens :mod:`a2a_grpc.paging`'s.
 """
 
 from __future__ import annotations
@@ -120,6 +121,8 @@ class RequestHandler:
         self.config = config or HandlerConfig()
         self.push = push
         self.bus = EventBus(buffer=self.config.subscriber_buffer)
+        # Push is on when there is a sink and the card declares it (read once:
+        # A2AServer replaces the card later only to fill in its interfaces).
         wake = push.wake if push is not None and card.capabilities.push_notifications else None
         self.writer = TaskWriter(store, store, self.bus, wake)
         self.push_configs = PushConfigs(
