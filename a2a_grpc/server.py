@@ -26,7 +26,7 @@ from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.executor import AgentExecutor
 from a2a_grpc.handler import HandlerConfig, PushSink, RequestHandler
 from a2a_grpc.servicer import A2AServicer, abort
-from a2a_grpc.store.base import TaskStore
+from a2a_grpc.store.base import Store
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
 
 __all__ = ["A2AServer", "ServerConfig"]
@@ -81,7 +81,7 @@ class A2AServer:
     def __init__(
         self,
         executor: AgentExecutor,
-        store: TaskStore,
+        store: Store,
         config: ServerConfig | None = None,
         *,
         push: PushSink | None = None,

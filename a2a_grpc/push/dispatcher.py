@@ -52,6 +52,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
 
 import aiohttp
 from google.protobuf import json_format
@@ -68,10 +69,10 @@ from a2a_grpc.push.ssrf import (
     header_value_problem,
     scheme_problem,
 )
-from a2a_grpc.store.base import OutboxRecord, TaskStore
+from a2a_grpc.store.base import OutboxRecord, PushConfigStore, PushOutbox
 from a2a_grpc.types import pb
 
-__all__ = ["CONTENT_TYPE", "NOTIFICATION_ID_HEADER", "TOKEN_HEADER", "PushDispatcher"]
+__all__ = ["CONTENT_TYPE", "NOTIFICATION_ID_HEADER", "TOKEN_HEADER", "DeliveryStore", "PushDispatcher"]
 
 log = logging.getLogger("a2a_grpc.push")
 
@@ -90,6 +91,11 @@ _RECOVERY_SCAN_LIMIT = 10_000
 _MAX_ANSWER_BYTES = 64 * 1024
 # far enough in the future to read every pending row, finite for every SQL backend
 _FOREVER_SECONDS = 1e9
+
+
+class DeliveryStore(PushOutbox, PushConfigStore, Protocol):
+    """What the dispatcher uses of a store: the outbox, and the configs it
+    delivers to."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +124,7 @@ class PushDispatcher:
 
     def __init__(
         self,
-        store: TaskStore,
+        store: DeliveryStore,
         *,
         allow: Sequence[str] = (),
         timeout_seconds: float = 10.0,

@@ -1,4 +1,4 @@
-"""Task storage: the TaskStore protocol and its implementations.
+"""Task storage: the store protocols and their implementations.
 
 ``open_store(url)`` turns a ``--store`` value into a store: ``memory`` or an
 SQLAlchemy URL such as ``sqlite:///PATH`` or ``postgresql://...``.
@@ -16,7 +16,11 @@ from a2a_grpc.store.base import (
     ListQuery,
     OutboxEntry,
     OutboxRecord,
+    PushConfigStore,
+    PushOutbox,
+    Store,
     StoredTask,
+    StoreLifecycle,
     TaskExistsError,
     TaskStore,
     VersionConflictError,
@@ -31,7 +35,11 @@ __all__ = [
     "ListQuery",
     "OutboxEntry",
     "OutboxRecord",
+    "PushConfigStore",
+    "PushOutbox",
     "SqlTaskStore",
+    "Store",
+    "StoreLifecycle",
     "StoredTask",
     "TaskExistsError",
     "TaskStore",
@@ -52,7 +60,7 @@ def default_store_url() -> str:
     return f"sqlite:///{data_dir / 'a2a-grpc.db'}"
 
 
-def open_store(url: str) -> TaskStore:
+def open_store(url: str) -> Store:
     """The store a ``--store`` value names, not yet opened (await ``open()``):
 
     - ``memory``: :class:`InMemoryTaskStore` (nothing survives a restart);

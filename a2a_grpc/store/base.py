@@ -1,4 +1,10 @@
-"""The TaskStore protocol: durable tasks, push configs and the push outbox.
+"""The store protocols: durable tasks, push configs and the push outbox.
+
+Three small protocols, so that each user names only what it uses:
+:class:`TaskStore` (the handler's tasks), :class:`PushConfigStore` (webhook
+configs) and :class:`PushOutbox` (pending push deliveries), plus
+:class:`StoreLifecycle` (open, close). A backend implements all of them
+(:class:`Store`).
 
 Stores copy protos in and out (messages are mutable), so what a caller gets is
 a snapshot it may change freely. Task updates are versioned compare-and-swap:
@@ -25,6 +31,10 @@ __all__ = [
     "ListQuery",
     "OutboxEntry",
     "OutboxRecord",
+    "PushConfigStore",
+    "PushOutbox",
+    "Store",
+    "StoreLifecycle",
     "StoredTask",
     "TaskExistsError",
     "TaskStore",
@@ -103,8 +113,8 @@ class OutboxRecord:
     last_error: str
 
 
-class TaskStore(Protocol):
-    """Where tasks, push configs and pending push deliveries live."""
+class StoreLifecycle(Protocol):
+    """Opening and closing a backend (the server does both)."""
 
     async def open(self) -> None:
         """Connects and creates the schema if needed. Idempotent."""
@@ -112,7 +122,9 @@ class TaskStore(Protocol):
     async def close(self) -> None:
         """Releases connections."""
 
-    # --- tasks ---------------------------------------------------------------
+
+class TaskStore(Protocol):
+    """Where tasks live: the request handler and its executions use this."""
 
     async def create(self, task: pb.Task, owner: Owner) -> int:
         """Stores a new task at version 1 and returns 1.
@@ -139,7 +151,10 @@ class TaskStore(Protocol):
     async def list_tasks(self, owner: Owner, query: ListQuery) -> ListPage:
         """One page of ``owner``'s tasks matching ``query`` (spec §3.1.4)."""
 
-    # --- push notification configs (spec §3.1.7–3.1.10) ----------------------
+
+class PushConfigStore(Protocol):
+    """Webhook configs (spec §3.1.7–3.1.10): the handler manages them, push
+    delivery reads them."""
 
     async def put_push_config(self, owner: Owner, config: pb.TaskPushNotificationConfig) -> None:
         """Creates or replaces the config (``config.task_id``, ``config.id``)."""
@@ -167,7 +182,10 @@ class TaskStore(Protocol):
         """The config whatever its owner (task ids are globally unique): used
         by push delivery, whose outbox rows carry no owner."""
 
-    # --- push outbox ---------------------------------------------------------
+
+class PushOutbox(Protocol):
+    """The delivery side of the push outbox (rows are written by
+    :meth:`TaskStore.update`): the push dispatcher uses this."""
 
     async def outbox_due(self, now: float, limit: int) -> list[OutboxRecord]:
         """Pending entries with ``next_attempt_at <= now``, oldest ``seq``
@@ -180,3 +198,9 @@ class TaskStore(Protocol):
 
     async def outbox_count(self, state: str) -> int:
         """How many entries are in ``state``."""
+
+
+class Store(StoreLifecycle, TaskStore, PushConfigStore, PushOutbox, Protocol):
+    """One backend holding all of it, as :class:`~a2a_grpc.store.memory.InMemoryTaskStore`
+    and :class:`~a2a_grpc.store.sql.SqlTaskStore` are: what a server opens,
+    hands to its handler and push dispatcher, and closes."""

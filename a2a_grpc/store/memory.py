@@ -1,4 +1,4 @@
-"""An in-process TaskStore: dictionaries and sorted indexes, nothing durable.
+"""An in-process store: dictionaries and sorted indexes, nothing durable.
 
 Good for tests, demos and ``a2a-grpc serve --store memory``. Every method runs
 without awaiting anything, so a compare-and-swap check and its write can never
@@ -107,7 +107,8 @@ def _remove(keys: list[_Key], key: _Key) -> None:
 
 
 class InMemoryTaskStore:
-    """The :class:`~a2a_grpc.store.base.TaskStore` protocol kept in memory.
+    """Every store protocol of :mod:`a2a_grpc.store.base` (a
+    :class:`~a2a_grpc.store.base.Store`) kept in memory.
 
     Protos are copied on the way in and out; versions start at 1 and grow by
     one per successful ``update``. Push configs of one task are listed in
@@ -260,7 +261,7 @@ class InMemoryTaskStore:
         self, task_id: str, config_id: str
     ) -> pb.TaskPushNotificationConfig | None:
         """A copy of the config whoever owns it, or None; for the push
-        dispatcher, whose outbox rows carry no owner (not part of TaskStore)."""
+        dispatcher, whose outbox rows carry no owner."""
         for owner in self._config_owners.get(task_id, ()):
             config = self._configs[(owner, task_id)].get(config_id)
             if config is not None:

@@ -207,7 +207,7 @@ async def test_cancel_before_execution_starts(server, stub) -> None:
     assert canceled.status.state == pb.TASK_STATE_CANCELED
     await asyncio.wait_for(ex.settled.wait(), 5)
     assert ex.error is not None and ex.error.code is ErrorCode.UNSUPPORTED_OPERATION
-    assert task.id not in handler._running
+    assert handler.executions.get(task.id) is None
     got = await stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=VERSION_MD)
     assert got == canceled
     assert [m.parts[0].text for m in got.history if m.role == pb.ROLE_USER] == ["ask"]

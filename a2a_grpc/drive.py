@@ -1,0 +1,323 @@
+"""The drive loop: runs the agent's generator for one execution and applies
+each event it yields to the stored task.
+
+Each event goes through :mod:`a2a_grpc.taskupdate` (the pure merge and its
+rules), is stored with a versioned write together with its push notifications
+(:class:`TaskWriter`: one transaction), then fans out to streams
+(:mod:`a2a_grpc.events`). A write that loses a race reads the task again and
+applies the *same event* to it, so another writer's change survives; a task
+another writer made terminal (CancelTask) stops the execution. The loop owns
+the execution's end: a task left active becomes FAILED
+(INVALID_AGENT_RESPONSE), an interruption makes it CANCELED or FAILED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+
+from a2a_grpc.context import Owner
+from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.events import EventBus
+from a2a_grpc.execution import Execution
+from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.store.base import (
+    OutboxEntry,
+    PushConfigStore,
+    StoredTask,
+    TaskExistsError,
+    TaskStore,
+    VersionConflictError,
+)
+from a2a_grpc.taskupdate import (
+    TaskEvent,
+    apply_event,
+    check_event,
+    direct_reply,
+    invalid,
+    open_task,
+    status_event,
+)
+from a2a_grpc.types import is_final, is_terminal, new_id, now_timestamp, pb
+
+__all__ = ["Driver", "TaskWriter"]
+
+log = logging.getLogger("a2a_grpc.drive")
+
+_ACTIVE = (pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)
+
+
+class _Settled(Exception):
+    """Internal: the execution ends here; another writer decided the task."""
+
+
+class TaskWriter:
+    """Writes task updates with their push notifications in one transaction.
+
+    ``wake`` tells push delivery that outbox rows were committed; None means
+    push delivery is off (no webhooks are read, no rows written).
+    """
+
+    def __init__(
+        self, store: TaskStore, configs: PushConfigStore, bus: EventBus, wake: Callable[[], None] | None
+    ) -> None:
+        self.store = store
+        self.configs = configs
+        self.bus = bus
+        self.wake = wake
+
+    async def push_configs(self, owner: Owner, task_id: str) -> list[pb.TaskPushNotificationConfig]:
+        """The task's webhooks; none while push delivery is off."""
+        if self.wake is None:
+            return []
+        return await self.configs.list_push_configs(owner, task_id)
+
+    def outbox(
+        self,
+        task_id: str,
+        configs: Sequence[pb.TaskPushNotificationConfig],
+        version: int,
+        event: pb.StreamResponse,
+    ) -> list[OutboxEntry]:
+        """One push notification per webhook for the event that made the task
+        ``version``; the event id ``task:version`` is stable across retries."""
+        if not configs or self.wake is None:
+            return []
+        payload = event.SerializeToString()
+        event_id = f"{task_id}:{version}"
+        return [
+            OutboxEntry(task_id=task_id, config_id=c.id, event_id=event_id, payload=payload) for c in configs
+        ]
+
+    async def write(
+        self, task: pb.Task, owner: Owner, expected_version: int, outbox: list[OutboxEntry]
+    ) -> int:
+        """Stores ``task`` if it is still at ``expected_version`` (with the
+        outbox rows) and returns the new version. Raises VersionConflictError."""
+        version = await self.store.update(task, owner, expected_version, outbox=outbox)
+        if outbox and self.wake is not None:
+            self.wake()
+        return version
+
+
+class Driver:
+    """Runs executions of ``executor``'s agent, writing through ``writer``."""
+
+    def __init__(self, executor: AgentExecutor, writer: TaskWriter) -> None:
+        self.executor = executor
+        self.writer = writer
+        self.store = writer.store
+        self.bus = writer.bus
+
+    async def drive(self, ex: Execution, ctx: ExecutorContext) -> None:
+        """Runs the agent to its end and records the outcome in ``ex``: the
+        stored task (``current``), a direct ``reply``, or the ``error`` for the
+        caller when nothing was stored. Never raises an agent's failure."""
+        try:
+            await self._run_agent(ex, ctx)
+            await self._check_end(ex)
+        except asyncio.CancelledError:
+            await self._stopped(ex)
+        except _Settled:
+            pass
+        except A2AError as err:
+            if ex.current is None:
+                ex.error = err
+            else:
+                await self._fail(ex, err.code, err.message)
+        except Exception as exc:  # an agent bug must not take the server down
+            log.exception("agent failed on task %s", ex.task_id)
+            if ex.current is None:
+                ex.error = A2AError(ErrorCode.INTERNAL, f"the agent failed: {type(exc).__name__}")
+            else:
+                await self._fail(ex, ErrorCode.INTERNAL, f"the agent failed: {type(exc).__name__}")
+
+    async def _run_agent(self, ex: Execution, ctx: ExecutorContext) -> None:
+        agen = aiter(self.executor.execute(ctx))
+        try:
+            ex.started = True
+            if ex.cancel_reason:  # interrupted before it could start
+                raise asyncio.CancelledError
+            async for event in agen:
+                # An event is never applied halfway (see Executions.interrupt):
+                # a store write cut short may have committed without its event
+                # being published or ex.current updated.
+                ex.applying = True
+                try:
+                    await self._apply(ex, event)
+                except Exception:
+                    if ex.cancel_reason:  # interrupted meanwhile: the interruption wins
+                        raise asyncio.CancelledError from None
+                    raise
+                finally:
+                    ex.applying = False
+                if ex.reply is not None or (ex.current and is_terminal(ex.current.task.status.state)):
+                    break
+                if ex.cancel_reason:
+                    raise asyncio.CancelledError
+        finally:
+            aclose = getattr(agen, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await aclose()
+
+    async def _check_end(self, ex: Execution) -> None:
+        """The agent's generator ended: it must have left a reply, or the task
+        terminal or interrupted."""
+        if ex.reply is None and ex.current is not None and ex.current.task.status.state in _ACTIVE:
+            await self._fail(
+                ex,
+                ErrorCode.INVALID_AGENT_RESPONSE,
+                "the agent ended its work without a terminal or interrupted state",
+            )
+        elif ex.current is None and ex.reply is None:
+            ex.error = A2AError(ErrorCode.INVALID_AGENT_RESPONSE, "the agent produced no response")
+
+    async def _stopped(self, ex: Execution) -> None:
+        """The execution was interrupted: its task ends CANCELED (CancelTask)
+        or FAILED (shutdown)."""
+        if ex.current is not None and not is_terminal(ex.current.task.status.state):
+            if ex.cancel_reason == "cancel":
+                await self._finish(ex, pb.TASK_STATE_CANCELED, "canceled at the client's request")
+            else:
+                await self._finish(ex, pb.TASK_STATE_FAILED, "the server stopped while the task was working")
+        elif ex.current is None and ex.reply is None:
+            if ex.cancel_reason == "cancel":
+                ex.error = A2AError(
+                    ErrorCode.UNSUPPORTED_OPERATION,
+                    f"task {ex.task_id} was canceled before this message was processed",
+                    metadata={"taskId": ex.task_id},
+                )
+            else:
+                ex.error = A2AError(ErrorCode.UNAVAILABLE, "the execution was stopped before it started")
+
+    async def _fail(self, ex: Execution, code: ErrorCode, text: str) -> None:
+        """Makes the task FAILED, recording why (InvalidAgentResponse etc.)."""
+        log.warning("task %s failed: %s: %s", ex.task_id, code.reason, text)
+        await self._finish(ex, pb.TASK_STATE_FAILED, f"{code.reason}: {text}")
+
+    async def _finish(self, ex: Execution, state: int, text: str) -> None:
+        assert ex.current is not None
+        if is_terminal(ex.current.task.status.state):
+            return
+        status = pb.TaskStatus(state=state, timestamp=now_timestamp())  # type: ignore[arg-type]
+        status.message.CopyFrom(
+            pb.Message(
+                message_id=new_id(),
+                context_id=ex.context_id,
+                task_id=ex.task_id,
+                role=pb.ROLE_AGENT,
+                parts=[pb.Part(text=text)],
+            )
+        )
+        event = pb.TaskStatusUpdateEvent(task_id=ex.task_id, context_id=ex.context_id, status=status)
+        # _Settled: someone else made the task terminal first (see _store).
+        with contextlib.suppress(A2AError, _Settled):
+            await self._apply(ex, event)
+
+    async def _apply(self, ex: Execution, event: object) -> None:
+        """Applies one agent event: a direct reply, or a task event stored and
+        fanned out. Raises A2AError(INVALID_AGENT_RESPONSE) on a bad event."""
+        if ex.reply is not None:
+            raise invalid("a direct Message reply must be the only event")
+        if isinstance(event, pb.Message):
+            has_task = ex.current is not None or ex.existing is not None
+            ex.reply = direct_reply(event, ex.context_id, has_task=has_task)
+            ex.committed.set()
+            self.bus.publish(ex.task_id, 1, pb.StreamResponse(message=ex.reply), last=True)
+            return
+        if ex.current is None:
+            first = check_event(event, ex.task_id, ex.context_id)
+            await (self._create(ex, first) if ex.existing is None else self._resume(ex, first))
+            assert ex.current is not None
+            ex.committed.set()
+            self.bus.publish(ex.task_id, ex.current.version, pb.StreamResponse(task=ex.current.task))
+            if isinstance(first, pb.Task):
+                return
+        await self._store(ex, event)
+
+    async def _create(self, ex: Execution, first: TaskEvent) -> None:
+        """Stores the new task the first event makes (see ``open_task``)."""
+        task = open_task(ex.message, None, first)
+        try:
+            version = await self.store.create(task, ex.owner)
+        except TaskExistsError as exc:  # a uuid4 collision: practically impossible
+            raise A2AError(ErrorCode.INTERNAL, "task id collision") from exc
+        ex.current = StoredTask(task, version)
+        await self._save_inline_push_config(ex)
+        ex.push_configs = [ex.push_config] if ex.push_config is not None else []
+        outbox = self.writer.outbox(ex.task_id, ex.push_configs, version + 1, pb.StreamResponse(task=task))
+        if outbox:
+            # The creation snapshot goes out like any other state change.
+            ex.current = StoredTask(task, await self.writer.write(task, ex.owner, version, outbox))
+
+    async def _resume(self, ex: Execution, first: TaskEvent) -> None:
+        """Stores the message on the interrupted task it continues, which
+        becomes active again (see ``open_task``). Raises
+        UNSUPPORTED_OPERATION if the task became terminal meanwhile."""
+        for _attempt in range(3):
+            stored = await self.store.get(ex.task_id, ex.owner)
+            if stored is None:
+                raise _Settled
+            task = open_task(ex.message, stored.task, first)
+            await self._save_inline_push_config(ex)
+            ex.push_configs = await self.writer.push_configs(ex.owner, ex.task_id)
+            outbox = self.writer.outbox(
+                ex.task_id, ex.push_configs, stored.version + 1, pb.StreamResponse(task=task)
+            )
+            try:
+                version = await self.writer.write(task, ex.owner, stored.version, outbox)
+            except VersionConflictError:
+                continue  # another writer changed it: accept the message on the fresh task
+            ex.current = StoredTask(task, version)
+            return
+        raise A2AError(
+            ErrorCode.UNSUPPORTED_OPERATION, f"task {ex.task_id} changed while the message was accepted"
+        )
+
+    async def _save_inline_push_config(self, ex: Execution) -> None:
+        """Stores the webhook given in SendMessageConfiguration for this task."""
+        if ex.push_config is None:
+            return
+        ex.push_config.task_id = ex.task_id
+        ex.push_config.tenant = ex.owner.tenant
+        if not ex.push_config.id:
+            ex.push_config.id = new_id()
+        await self.writer.configs.put_push_config(ex.owner, ex.push_config)
+
+    async def _store(self, ex: Execution, event: object) -> None:
+        """Applies ``event`` to the task, writes the result with
+        compare-and-swap and publishes it. A lost race re-reads the task and
+        applies the event again on top (another writer's change is kept); a
+        lost race with a terminal writer (CancelTask) stops here."""
+        for _attempt in range(3):
+            assert ex.current is not None
+            task, out = apply_event(ex.current.task, event)
+            outbox = self.writer.outbox(ex.task_id, ex.push_configs or (), ex.current.version + 1, out)
+            try:
+                version = await self.writer.write(task, ex.owner, ex.current.version, outbox)
+            except VersionConflictError:
+                ex.current = await self._reread(ex)
+                continue
+            ex.current = StoredTask(task, version)
+            state = task.status.state
+            self.bus.publish(ex.task_id, version, out, last=is_terminal(state))
+            if is_final(state):
+                ex.settled.set()
+            return
+        raise A2AError(ErrorCode.INTERNAL, f"task {ex.task_id} kept changing under the execution")
+
+    async def _reread(self, ex: Execution) -> StoredTask:
+        """The task as another writer left it; raises _Settled when that
+        writer made it terminal (or it vanished)."""
+        fresh = await self.store.get(ex.task_id, ex.owner)
+        if fresh is None or is_terminal(fresh.task.status.state):
+            if fresh is not None:
+                ex.current = fresh
+                # Streams must still end with the state that won (a no-op if
+                # its writer already published it).
+                self.bus.publish(ex.task_id, fresh.version, status_event(fresh.task), last=True)
+            raise _Settled
+        return fresh

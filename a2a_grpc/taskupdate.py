@@ -1,0 +1,234 @@
+"""The pure task update: how one agent event changes a task (spec §3.1.1,
+§3.2, §4.1, §9).
+
+No I/O and no asyncio. Each function takes the task as stored and an event
+the agent yielded, and returns a new task (its inputs are never changed) and
+the ``StreamResponse`` to fan out; an event that may not come at this point
+raises ``A2AError(INVALID_AGENT_RESPONSE)``. The execution (``a2a_grpc.drive``)
+stores the result with a versioned write, and when that write loses a race it
+applies the *same event* again to the task it reads back, so no other
+writer's change is lost (design.md, "terminal is final").
+
+The rules:
+
+- an execution's first event makes the task exist (:func:`open_task`): a new
+  task is SUBMITTED with the user's message in its history; an interrupted one
+  gets the message appended and is WORKING again (spec §9.2);
+- a status update replaces the status, and its message joins the history;
+- an artifact update adds the artifact or, with ``append``, extends the one
+  of the same id (an unknown id is created: content is never dropped);
+- a Task event replaces status and artifacts (and metadata when it has some);
+- a direct Message reply answers a new interaction only (:func:`direct_reply`);
+- a terminal task takes no more events.
+"""
+
+from __future__ import annotations
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.types import is_terminal, new_id, now_timestamp, pb
+
+__all__ = [
+    "TaskEvent",
+    "apply_event",
+    "check_event",
+    "direct_reply",
+    "invalid",
+    "open_task",
+    "received_at",
+    "status_event",
+]
+
+#: The events that change a task (a direct Message reply creates none).
+TaskEvent = pb.Task | pb.TaskStatusUpdateEvent | pb.TaskArtifactUpdateEvent
+
+
+def invalid(text: str) -> A2AError:
+    """The error for an agent event that breaks the rules."""
+    return A2AError(ErrorCode.INVALID_AGENT_RESPONSE, text)
+
+
+def received_at(first: object, now: Timestamp | None = None) -> Timestamp:
+    """When an execution's first event was made: the task is stored "at" that
+    instant, so the status it is stored with never postdates the agent's first
+    status update (timestamps of one task never go backwards)."""
+    now = now or now_timestamp()
+    if isinstance(first, pb.TaskStatusUpdateEvent) and first.status.HasField("timestamp"):
+        ts = first.status.timestamp
+        if (ts.seconds, ts.nanos) < (now.seconds, now.nanos):
+            return ts
+    return now
+
+
+def status_event(task: pb.Task) -> pb.StreamResponse:
+    """A status update carrying the task's current status."""
+    return pb.StreamResponse(
+        status_update=pb.TaskStatusUpdateEvent(
+            task_id=task.id, context_id=task.context_id, status=task.status
+        )
+    )
+
+
+def check_event(event: object, task_id: str, context_id: str) -> TaskEvent:
+    """``event`` as a task event of this task. Raises INVALID_AGENT_RESPONSE
+    for another type, or a task or context id that is not this task's."""
+    if not isinstance(event, pb.Task | pb.TaskStatusUpdateEvent | pb.TaskArtifactUpdateEvent):
+        raise invalid(f"unexpected event type {type(event).__name__}")
+    got = event.id if isinstance(event, pb.Task) else event.task_id
+    if got and got != task_id:
+        raise invalid(f"event for task {got} in the execution of task {task_id}")
+    if event.context_id and event.context_id != context_id:
+        raise invalid(f"event contextId {event.context_id} differs from the task's {context_id}")
+    return event
+
+
+def direct_reply(event: pb.Message, context_id: str, *, has_task: bool) -> pb.Message:
+    """The agent's Message answering a new interaction (spec §3.1.1), as sent:
+    role agent, the interaction's context id, a message id. Raises
+    INVALID_AGENT_RESPONSE when there is a task, or the reply names a task,
+    another context, or has no parts."""
+    if has_task:
+        raise invalid("a Message may only answer a new interaction, not a task")
+    reply = pb.Message()
+    reply.CopyFrom(event)
+    if reply.task_id:
+        raise invalid("a direct Message reply must not carry a task id")
+    if reply.context_id and reply.context_id != context_id:
+        raise invalid("the reply's contextId differs from the interaction's")
+    reply.context_id = context_id
+    reply.role = pb.ROLE_AGENT
+    if not reply.message_id:
+        reply.message_id = new_id()
+    if not reply.parts:
+        raise invalid("the reply has no parts")
+    return reply
+
+
+def open_task(
+    message: pb.Message, existing: pb.Task | None, first: TaskEvent, *, now: Timestamp | None = None
+) -> pb.Task:
+    """The task as an execution's first event makes it exist.
+
+    ``message`` is the user's (its task and context ids set). Without
+    ``existing`` a new task is SUBMITTED with the message in its history; a Task
+    event ``first`` adds its status, artifacts, history and metadata. An
+    ``existing`` task gets the message appended and becomes WORKING (or the
+    status of a Task event ``first``). The status is stamped
+    :func:`received_at`. Raises UNSUPPORTED_OPERATION when ``existing`` is
+    terminal (it became so after the message was accepted)."""
+    at = received_at(first, now)
+    snapshot = first if isinstance(first, pb.Task) else None
+    task = pb.Task()
+    if existing is None:
+        task.id, task.context_id = message.task_id, message.context_id
+        task.status.state = pb.TASK_STATE_SUBMITTED
+    else:
+        task.CopyFrom(existing)
+        if is_terminal(task.status.state):
+            raise A2AError(ErrorCode.UNSUPPORTED_OPERATION, f"task {task.id} became terminal")
+        task.status.Clear()
+        # Interrupted → active again: the agent is working on the reply.
+        task.status.state = pb.TASK_STATE_WORKING
+    task.status.timestamp.CopyFrom(at)
+    task.history.append(message)
+    if snapshot is not None and snapshot.status.state != pb.TASK_STATE_UNSPECIFIED:
+        _set_status(task, snapshot.status, now)
+    if snapshot is not None and existing is None:
+        task.artifacts.extend(snapshot.artifacts)
+        task.history.extend(m for m in snapshot.history if m.message_id != message.message_id)
+        if snapshot.HasField("metadata"):
+            task.metadata.CopyFrom(snapshot.metadata)
+    return task
+
+
+def apply_event(
+    task: pb.Task, event: object, *, now: Timestamp | None = None
+) -> tuple[pb.Task, pb.StreamResponse]:
+    """The task after ``event``, and the event to fan out (its task and
+    context ids filled in). ``now`` stamps a status that has no timestamp
+    (default: the current time). Raises INVALID_AGENT_RESPONSE for a Message
+    (a task exists), an event of another task or context, a terminal
+    ``task``, and an event missing what it needs (a valid state; an
+    artifact id and parts)."""
+    if isinstance(event, pb.Message):
+        raise invalid("a Message may only answer a new interaction, not a task")
+    event = check_event(event, task.id, task.context_id)
+    if is_terminal(task.status.state):
+        raise invalid("the task is already terminal; no event may follow")
+    out = pb.Task()
+    out.CopyFrom(task)
+    if isinstance(event, pb.TaskStatusUpdateEvent):
+        return out, _apply_status(out, event, now)
+    if isinstance(event, pb.TaskArtifactUpdateEvent):
+        return out, _apply_artifact(out, event)
+    return out, _apply_snapshot(out, event, now)
+
+
+def _set_status(task: pb.Task, status: pb.TaskStatus, now: Timestamp | None) -> None:
+    task.status.CopyFrom(status)
+    if not task.status.HasField("timestamp"):
+        task.status.timestamp.CopyFrom(now or now_timestamp())
+
+
+def _apply_status(task: pb.Task, event: pb.TaskStatusUpdateEvent, now: Timestamp | None) -> pb.StreamResponse:
+    if event.status.state == pb.TASK_STATE_UNSPECIFIED or event.status.state not in pb.TaskState.values():
+        raise invalid("a status update needs a valid state")
+    _set_status(task, event.status, now)
+    if task.status.HasField("message"):
+        msg = task.status.message
+        msg.task_id, msg.context_id = task.id, task.context_id
+        msg.role = pb.ROLE_AGENT
+        if not msg.message_id:
+            msg.message_id = new_id()
+        task.history.append(msg)
+    upd = pb.TaskStatusUpdateEvent()
+    upd.CopyFrom(event)
+    upd.task_id, upd.context_id = task.id, task.context_id
+    upd.status.CopyFrom(task.status)
+    return pb.StreamResponse(status_update=upd)
+
+
+def _apply_artifact(task: pb.Task, event: pb.TaskArtifactUpdateEvent) -> pb.StreamResponse:
+    art = event.artifact
+    if not art.artifact_id:
+        raise invalid("an artifact needs an artifactId")
+    if not art.parts:
+        raise invalid(f"artifact {art.artifact_id} has no parts")
+    for existing in task.artifacts:
+        if existing.artifact_id == art.artifact_id:
+            if event.append:
+                _extend(existing, art)
+            else:
+                existing.CopyFrom(art)
+            break
+    else:
+        task.artifacts.append(art)
+    upd = pb.TaskArtifactUpdateEvent()
+    upd.CopyFrom(event)
+    upd.task_id, upd.context_id = task.id, task.context_id
+    return pb.StreamResponse(artifact_update=upd)
+
+
+def _extend(existing: pb.Artifact, chunk: pb.Artifact) -> None:
+    """Appends a chunk (``append=true``): parts added, new extensions added,
+    name and description replaced when given, metadata merged."""
+    existing.parts.extend(chunk.parts)
+    existing.extensions.extend(e for e in chunk.extensions if e not in existing.extensions)
+    if chunk.name:
+        existing.name = chunk.name
+    if chunk.description:
+        existing.description = chunk.description
+    if chunk.HasField("metadata"):
+        existing.metadata.MergeFrom(chunk.metadata)
+
+
+def _apply_snapshot(task: pb.Task, event: pb.Task, now: Timestamp | None) -> pb.StreamResponse:
+    if event.status.state == pb.TASK_STATE_UNSPECIFIED:
+        raise invalid("a Task event needs a status state")
+    _set_status(task, event.status, now)
+    del task.artifacts[:]
+    task.artifacts.extend(event.artifacts)
+    if event.HasField("metadata"):
+        task.metadata.CopyFrom(event.metadata)
+    return pb.StreamResponse(task=task)  # a copy

@@ -1,0 +1,193 @@
+"""Executions (a2a_grpc.execution) and the drive loop (a2a_grpc.drive) without
+a server: busy tasks, interruption before the agent starts, shutdown, and a
+lost write race that keeps the other writer's change (memory store)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from a2a_grpc.context import CallContext, Owner
+from a2a_grpc.drive import Driver, TaskWriter
+from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.events import EventBus
+from a2a_grpc.execution import Execution, Executions
+from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.types import pb
+
+CALL = CallContext(method="/lf.a2a.v1.A2AService/SendMessage", protocol_version="1.0")
+OWNER = Owner()
+
+
+def execution(task_id: str = "t1") -> Execution:
+    message = pb.Message(
+        message_id="m", role=pb.ROLE_USER, task_id=task_id, context_id="c1", parts=[pb.Part(text="x")]
+    )
+    return Execution(task_id, "c1", OWNER, message, None, None)
+
+
+def context(ex: Execution) -> ExecutorContext:
+    return ExecutorContext(message=ex.message, task_id=ex.task_id, context_id=ex.context_id, call=CALL)
+
+
+class _Agent(AgentExecutor):
+    """WORKING, then waits for ``release``, then COMPLETED."""
+
+    card = pb.AgentCard(name="unit")
+
+    def __init__(self) -> None:
+        self.ran = False
+        self.working = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Any]:
+        self.ran = True
+        yield ctx.status(pb.TASK_STATE_WORKING)
+        self.working.set()
+        await self.release.wait()
+        yield ctx.artifact(["done"], artifact_id="out")
+        yield ctx.status(pb.TASK_STATE_COMPLETED)
+
+
+def executions(agent: AgentExecutor, store: InMemoryTaskStore) -> Executions:
+    bus = EventBus()
+    return Executions(Driver(agent, TaskWriter(store, store, bus, None)).drive, bus)
+
+
+async def test_a_busy_task_is_refused_and_free_again_after_its_execution() -> None:
+    gate = asyncio.Event()
+    drives: list[str] = []
+
+    async def drive(ex: Execution, ctx: ExecutorContext) -> None:
+        drives.append(ex.task_id)
+        await gate.wait()
+
+    running = Executions(drive, EventBus())
+    first = execution()
+
+    async def prepare() -> ExecutorContext:
+        return context(first)
+
+    await running.start(first, prepare, stream=False)
+    assert running.get("t1") is first and first.runner is not None
+    with pytest.raises(A2AError) as excinfo:
+        await running.start(execution(), prepare, stream=False)
+    assert excinfo.value.code is ErrorCode.UNSUPPORTED_OPERATION
+    assert "busy" in excinfo.value.message and excinfo.value.metadata == {"taskId": "t1"}
+    await running.start(execution("t2"), prepare, stream=True)  # another task is not busy
+    gate.set()
+    await asyncio.wait_for(first.settled.wait(), 5)
+    await asyncio.sleep(0)
+    assert running.get("t1") is None and running.ended >= 1
+    assert first.committed.is_set()  # ended without storing: a waiting caller is woken
+    await running.close()
+
+
+async def test_a_failing_prepare_frees_the_task() -> None:
+    async def drive(ex: Execution, ctx: ExecutorContext) -> None:
+        raise AssertionError("must not run")
+
+    running = Executions(drive, EventBus())
+
+    async def prepare() -> ExecutorContext:
+        raise A2AError(ErrorCode.TASK_NOT_FOUND, "gone")
+
+    ex = execution()
+    with pytest.raises(A2AError):
+        await running.start(ex, prepare, stream=True)
+    assert running.get("t1") is None and ex.runner is None and ex.stream is None
+
+
+@pytest.mark.parametrize(
+    ("reason", "code"), [("cancel", ErrorCode.UNSUPPORTED_OPERATION), ("shutdown", ErrorCode.UNAVAILABLE)]
+)
+async def test_an_interrupt_before_the_agent_starts(reason: str, code: ErrorCode) -> None:
+    agent = _Agent()
+    running = executions(agent, InMemoryTaskStore())
+    ex = execution()
+
+    async def prepare() -> ExecutorContext:
+        return context(ex)
+
+    await running.start(ex, prepare, stream=True)
+    running.interrupt(ex, reason)  # before the runner's first step: flagged only
+    assert ex.runner is not None and not ex.runner.cancelled()
+    await asyncio.wait_for(ex.settled.wait(), 5)
+    assert not agent.ran and ex.current is None
+    assert ex.error is not None and ex.error.code is code
+    assert running.get("t1") is None
+    assert ex.stream is not None
+    assert [e async for _, e in ex.stream] == [pb.StreamResponse()]  # the stream ends, empty
+
+
+async def test_close_fails_running_tasks_and_refuses_new_ones() -> None:
+    agent = _Agent()
+    store = InMemoryTaskStore()
+    running = executions(agent, store)
+    ex = execution()
+
+    async def prepare() -> ExecutorContext:
+        return context(ex)
+
+    await running.start(ex, prepare, stream=False)
+    await asyncio.wait_for(agent.working.wait(), 5)
+    await running.close(grace_seconds=0.05)
+    assert running.closing
+    assert ex.settled.is_set() and running.get("t1") is None
+    stored = await store.get("t1", OWNER)
+    assert stored is not None and stored.task.status.state == pb.TASK_STATE_FAILED
+    assert "the server stopped" in stored.task.status.message.parts[0].text
+    with pytest.raises(A2AError) as excinfo:
+        await running.start(execution("t2"), prepare, stream=False)
+    assert excinfo.value.code is ErrorCode.UNAVAILABLE
+
+
+async def test_a_lost_write_race_keeps_the_other_writers_change() -> None:
+    agent = _Agent()
+    store = InMemoryTaskStore()
+    running = executions(agent, store)
+    ex = execution()
+
+    async def prepare() -> ExecutorContext:
+        return context(ex)
+
+    await running.start(ex, prepare, stream=False)
+    await asyncio.wait_for(agent.working.wait(), 5)
+    stored = await store.get("t1", OWNER)
+    assert stored is not None
+    stored.task.metadata.update({"other": "writer"})
+    await store.update(stored.task, OWNER, stored.version)
+    agent.release.set()
+    await asyncio.wait_for(ex.settled.wait(), 5)
+    final = await store.get("t1", OWNER)
+    assert final is not None and final.task.status.state == pb.TASK_STATE_COMPLETED
+    assert dict(final.task.metadata) == {"other": "writer"}
+    assert [a.artifact_id for a in final.task.artifacts] == ["out"]
+    assert ex.current == final
+
+
+async def test_a_terminal_other_writer_stops_the_execution() -> None:
+    agent = _Agent()
+    store = InMemoryTaskStore()
+    running = executions(agent, store)
+    ex = execution()
+
+    async def prepare() -> ExecutorContext:
+        return context(ex)
+
+    await running.start(ex, prepare, stream=False)
+    await asyncio.wait_for(agent.working.wait(), 5)
+    stored = await store.get("t1", OWNER)
+    assert stored is not None
+    stored.task.status.state = pb.TASK_STATE_CANCELED
+    await store.update(stored.task, OWNER, stored.version)
+    agent.release.set()
+    await asyncio.wait_for(ex.settled.wait(), 5)
+    final = await store.get("t1", OWNER)
+    assert final is not None and final.task.status.state == pb.TASK_STATE_CANCELED
+    assert not final.task.artifacts  # the agent's event after the cancel is not stored
+    assert ex.current == final
