@@ -26,7 +26,7 @@ from aiohttp import web
 from google.protobuf import descriptor
 from google.rpc import status_pb2
 
-from a2a_grpc import codec
+from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from gateway.body import read_json
 from gateway.context import GatewayContext
@@ -52,7 +52,7 @@ def error_envelope(request_id: Id, status: status_pb2.Status) -> dict[str, Any]:
 
 def _respond(payload: dict[str, Any], headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(
-        text=codec.dumps(payload), content_type=JSONRPC_CONTENT_TYPE, charset="utf-8", headers=headers
+        text=protojson.dumps(payload), content_type=JSONRPC_CONTENT_TYPE, charset="utf-8", headers=headers
     )
 
 
@@ -93,10 +93,10 @@ class JsonRpcBinding:
             return await stream(
                 request,
                 handler(message, ctx),
-                encode_event=lambda ev: codec.dumps(
-                    {"jsonrpc": "2.0", "id": request_id, "result": codec.to_dict(ev)}
+                encode_event=lambda ev: protojson.dumps(
+                    {"jsonrpc": "2.0", "id": request_id, "result": protojson.to_dict(ev)}
                 ),
-                encode_error=lambda st: codec.dumps(error_envelope(request_id, st)),
+                encode_error=lambda st: protojson.dumps(error_envelope(request_id, st)),
                 error_response=lambda st: _respond(error_envelope(request_id, st), ctx.response_headers()),
                 headers=ctx.response_headers,
                 keepalive=self.keepalive,
@@ -110,7 +110,7 @@ class JsonRpcBinding:
         except Exception:
             log.exception("%s failed", method.full_name)
             return _respond(error_envelope(request_id, status_of(RuntimeError())), ctx.response_headers())
-        payload = {"jsonrpc": "2.0", "id": request_id, "result": codec.to_dict(result)}
+        payload = {"jsonrpc": "2.0", "id": request_id, "result": protojson.to_dict(result)}
         return _respond(payload, ctx.response_headers())
 
     async def _parse(self, request: web.Request) -> tuple[Id, descriptor.MethodDescriptor, Any]:
@@ -153,7 +153,7 @@ class JsonRpcBinding:
                 ),
             )
         try:
-            message = codec.parse(params, codec.message_class(method.input_type)())
+            message = protojson.parse(params, protojson.message_class(method.input_type)())
         except A2AError as err:
             raise _Reject(request_id, err) from None
         return request_id, method, message

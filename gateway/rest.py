@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import web
 from google.rpc import status_pb2
 
-from a2a_grpc import codec
+from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from gateway.body import read_json
 from gateway.context import GatewayContext
@@ -47,7 +47,7 @@ def error_response(
     code, body = rest_error(status, http_status=http_status)
     return web.Response(
         status=code,
-        text=codec.dumps(body),
+        text=protojson.dumps(body),
         content_type=REST_CONTENT_TYPE,
         charset="utf-8",
         headers=headers,
@@ -115,8 +115,8 @@ class RestBinding:
             return await stream(
                 request,
                 handler(message, ctx),
-                encode_event=codec.to_json,
-                encode_error=lambda st: codec.dumps(rest_error(st)[1]),
+                encode_event=protojson.to_json,
+                encode_error=lambda st: protojson.dumps(rest_error(st)[1]),
                 error_response=lambda st: error_response(st, headers=ctx.response_headers()),
                 headers=ctx.response_headers,
                 keepalive=self.keepalive,
@@ -131,7 +131,7 @@ class RestBinding:
             log.exception("%s failed", method.full_name)
             return error_response(status_of(RuntimeError()), headers=ctx.response_headers())
         return web.Response(
-            text=codec.to_json(result),
+            text=protojson.to_json(result),
             content_type=REST_CONTENT_TYPE,
             charset="utf-8",
             headers=ctx.response_headers(),
@@ -139,21 +139,21 @@ class RestBinding:
 
     async def _build(self, request: web.Request, found: RouteMatch) -> Any:
         route = found.route
-        message = codec.message_class(route.method.input_type)()
+        message = protojson.message_class(route.method.input_type)()
         body = route.body
         if body:
             data = await read_json(request)
             if data is None:
                 data = {}
             if body == "*":
-                codec.parse(data, message)
+                protojson.parse(data, message)
             else:
                 # body: "field.path" — the body is that one field's JSON value.
                 target = message
                 *parents, leaf = body.split(".")
                 for name in parents:
                     target = getattr(target, name)
-                codec.parse({leaf: data}, target, prefix=".".join(parents))
+                protojson.parse({leaf: data}, target, prefix=".".join(parents))
         else:
             # No body is mapped: one must not be sent (still refuse a non-JSON one).
             if request.can_read_body:
