@@ -1,5 +1,7 @@
-"""A cache of values derived once per protobuf message type (compiled codecs,
-validation plans), safe to fill from several threads.
+"""A cache of values derived once per protobuf type (the ProtoJSON codec's
+plans, encoders, decoders, classes, field and enum-name tables; validation
+plans), safe to fill from several threads. Keyed by the type's full name, so a
+message type's cache and an enum type's cache work alike.
 
 Building a value may need the values of the types it contains, which may
 contain the type being built (``Message`` → ``Part`` → ``Struct``…, or a type
@@ -22,7 +24,7 @@ V = TypeVar("V")
 
 
 class TypeCache(Generic[V]):
-    """Values per message type (keyed by full name), built by ``build``."""
+    """Values per type (keyed by full name), built by ``build``."""
 
     def __init__(self, build: Callable[[Any], V]) -> None:
         self._build = build
@@ -31,7 +33,7 @@ class TypeCache(Generic[V]):
         self._lock = threading.RLock()
 
     def get(self, desc: Any) -> V:
-        """The value of message type ``desc`` (a Descriptor), built on first use."""
+        """The value of type ``desc`` (a Descriptor or EnumDescriptor), built on first use."""
         value = self._done.get(desc.full_name)
         if value is not None:
             return value

@@ -5,8 +5,8 @@
 - ``RequestHandler.send_message`` with the echo agent on the in-memory and the SQLite
   store (the core alone: validation, execution task, store writes, fan-out);
 - ``RequestHandler.get_task`` (in-memory);
-- the ProtoJSON codec on the SendMessage answer (``a2a_grpc.codec.to_dict`` +
-  ``json.dumps``) and on the request (``json.loads`` + ``a2a_grpc.codec.parse``);
+- the ProtoJSON codec on the SendMessage answer (``a2a_grpc.protojson.to_dict`` +
+  ``json.dumps``) and on the request (``json.loads`` + ``a2a_grpc.protojson.parse``);
 - protobuf binary encode/decode of the same messages (what gRPC pays).
 
 Figures are process CPU time per call (all threads), not wall time.
@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from a2a_grpc import codec
+from a2a_grpc import protojson
 from a2a_grpc.agents import load_agent
 from a2a_grpc.context import CallContext
 from a2a_grpc.handler import RequestHandler
@@ -106,17 +106,17 @@ async def _handler_rows(n: int) -> list[tuple[str, float]]:
 
 def _codec_rows(n: int, answer: pb.SendMessageResponse) -> list[tuple[str, float]]:
     req = _request()
-    req_json = json.dumps(codec.to_dict(req)).encode()
+    req_json = json.dumps(protojson.to_dict(req)).encode()
     ans_bin = answer.SerializeToString()
     req_bin = req.SerializeToString()
     return [
         (
             "ProtoJSON encode SendMessageResponse (to_dict + json.dumps)",
-            _time_sync(lambda: codec.dumps(codec.to_dict(answer)), n),
+            _time_sync(lambda: protojson.dumps(protojson.to_dict(answer)), n),
         ),
         (
             "ProtoJSON decode SendMessageRequest (json.loads + parse)",
-            _time_sync(lambda: codec.parse(json.loads(req_json), pb.SendMessageRequest()), n),
+            _time_sync(lambda: protojson.parse(json.loads(req_json), pb.SendMessageRequest()), n),
         ),
         ("protobuf binary encode SendMessageResponse", _time_sync(answer.SerializeToString, n)),
         (

@@ -30,7 +30,7 @@ _AREAS = (
     ("a2a_grpc/events.py", "a2a_grpc events"),
     ("a2a_grpc/servicer.py", "a2a_grpc servicer"),
     ("a2a_grpc/validation.py", "a2a_grpc validation"),
-    ("a2a_grpc/codec.py", "a2a_grpc codec (ProtoJSON)"),
+    ("a2a_grpc/protojson/", "a2a_grpc protojson"),
     ("a2a_grpc/", "a2a_grpc other"),
     ("gateway/codec.py", "gateway codec"),
     ("gateway/", "gateway other"),

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from a2a_grpc import codec
+from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode
 
 __all__ = ["JSON_TYPES", "MAX_BODY_KEY", "check_content_type", "read_json"]
@@ -61,4 +61,4 @@ async def read_json(request: web.Request) -> Any:
         raise A2AError(ErrorCode.RESOURCE_EXHAUSTED, text) from None
     if not data.strip():
         return None
-    return codec.loads(data)
+    return protojson.loads(data)

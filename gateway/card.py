@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from a2a_grpc import codec
+from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode
 from gateway.rest import error_response
 
@@ -61,7 +61,7 @@ class CardEndpoint:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """GET/HEAD of the card; 304 on a matching conditional request."""
         try:
-            body = codec.to_json(self.card_source()).encode("utf-8")
+            body = protojson.to_json(self.card_source()).encode("utf-8")
         except Exception:
             log.exception("agent card source failed")
             return error_response(A2AError(ErrorCode.INTERNAL, "agent card unavailable").to_status())

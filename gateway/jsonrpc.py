@@ -29,7 +29,7 @@ from google.protobuf import descriptor
 from google.protobuf import message as _message
 from google.rpc import status_pb2
 
-from a2a_grpc import codec
+from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from gateway.body import read_json
 from gateway.errors import jsonrpc_error
@@ -52,7 +52,7 @@ def error_envelope(request_id: Id, status: status_pb2.Status) -> dict[str, Any]:
 
 def _respond(payload: dict[str, Any], headers: Mapping[str, str] | None = None) -> web.Response:
     return web.Response(
-        text=codec.dumps(payload), content_type=JSONRPC_CONTENT_TYPE, charset="utf-8", headers=headers
+        text=protojson.dumps(payload), content_type=JSONRPC_CONTENT_TYPE, charset="utf-8", headers=headers
     )
 
 
@@ -63,7 +63,7 @@ class _Envelope:
     request_id: Id
 
     def _result(self, message: _message.Message) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": self.request_id, "result": codec.to_dict(message)}
+        return {"jsonrpc": "2.0", "id": self.request_id, "result": protojson.to_dict(message)}
 
     def result(self, message: _message.Message, headers: Mapping[str, str]) -> web.Response:
         return _respond(self._result(message), headers)
@@ -72,10 +72,10 @@ class _Envelope:
         return _respond(error_envelope(self.request_id, status), headers)
 
     def event(self, message: _message.Message) -> str:
-        return codec.dumps(self._result(message))
+        return protojson.dumps(self._result(message))
 
     def stream_error(self, status: status_pb2.Status) -> str:
-        return codec.dumps(error_envelope(self.request_id, status))
+        return protojson.dumps(error_envelope(self.request_id, status))
 
 
 class _Reject(Exception):
@@ -156,7 +156,7 @@ class JsonRpcBinding:
                 ),
             )
         try:
-            message = codec.parse(params, codec.message_class(method.input_type)())
+            message = protojson.parse(params, protojson.message_class(method.input_type)())
         except A2AError as err:
             raise _Reject(request_id, err) from None
         return request_id, method, message

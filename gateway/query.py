@@ -18,7 +18,7 @@ from typing import Any
 
 from google.protobuf import descriptor, message, timestamp_pb2
 
-from a2a_grpc.codec import fields_by_any_name
+from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, FieldViolation
 
 __all__ = ["apply_query", "set_field"]
@@ -140,7 +140,7 @@ def _resolve(msg: message.Message, dotted: str) -> tuple[message.Message, _Field
     proto_names: list[str] = []
     names = dotted.split(".")
     for i, name in enumerate(names):
-        fd = fields_by_any_name(current.DESCRIPTOR).get(name)
+        fd = protojson.fields_by_any_name(current.DESCRIPTOR).get(name)
         if fd is None:
             return None
         proto_names.append(fd.name)

@@ -23,7 +23,7 @@ from aiohttp import web
 from google.protobuf import message as _message
 from google.rpc import status_pb2
 
-from a2a_grpc import codec
+from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from a2a_grpc.httprule import MethodNotAllowed, RouteMatch, RouteNotFound, RouteTable
 from gateway.body import read_json
@@ -46,7 +46,7 @@ def error_response(
     code, body = rest_error(status, http_status=http_status)
     return web.Response(
         status=code,
-        text=codec.dumps(body),
+        text=protojson.dumps(body),
         content_type=REST_CONTENT_TYPE,
         charset="utf-8",
         headers=headers,
@@ -59,17 +59,17 @@ class _Envelope:
 
     def result(self, message: _message.Message, headers: Mapping[str, str]) -> web.Response:
         return web.Response(
-            text=codec.to_json(message), content_type=REST_CONTENT_TYPE, charset="utf-8", headers=headers
+            text=protojson.to_json(message), content_type=REST_CONTENT_TYPE, charset="utf-8", headers=headers
         )
 
     def error(self, status: status_pb2.Status, headers: Mapping[str, str] | None = None) -> web.Response:
         return error_response(status, headers=headers)
 
     def event(self, message: _message.Message) -> str:
-        return codec.to_json(message)
+        return protojson.to_json(message)
 
     def stream_error(self, status: status_pb2.Status) -> str:
-        return codec.dumps(rest_error(status)[1])
+        return protojson.dumps(rest_error(status)[1])
 
 
 _ENVELOPE = _Envelope()
@@ -162,16 +162,16 @@ def build_request(
     routes without a whole-message body — the decoded ``query`` parameters.
     Raises A2AError(INVALID_PARAMS) for values that do not fit (spec §11.5)."""
     route = found.route
-    message = codec.message_class(route.method.input_type)()
+    message = protojson.message_class(route.method.input_type)()
     if route.body == "*":
-        codec.parse({} if data is None else data, message)
+        protojson.parse({} if data is None else data, message)
     elif route.body:
         # body: "field.path" — the body is that one field's JSON value.
         target = message
         *parents, leaf = route.body.split(".")
         for name in parents:
             target = getattr(target, name)
-        codec.parse({leaf: {} if data is None else data}, target, prefix=".".join(parents))
+        protojson.parse({leaf: {} if data is None else data}, target, prefix=".".join(parents))
     for field_path, value in found.path_params.items():
         set_field(message, field_path, value)
     if route.body != "*":

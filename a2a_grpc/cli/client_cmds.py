@@ -36,7 +36,7 @@ from rich.json import JSON
 from rich.markup import escape
 from rich.table import Table
 
-from a2a_grpc import codec
+from a2a_grpc import protojson
 from a2a_grpc.client import A2AClient, StreamTruncatedError
 from a2a_grpc.client.card import BINDINGS, fetch_card
 from a2a_grpc.errors import A2AError, ErrorCode
@@ -192,8 +192,8 @@ def run(coro: Awaitable[T]) -> T:
 
 
 def print_json(opts: Options, msg: _message.Message, *, compact: bool = False) -> None:
-    data = codec.to_dict(msg)
-    click.echo(codec.dumps(data) if compact else json.dumps(data, indent=2, ensure_ascii=False))
+    data = protojson.to_dict(msg)
+    click.echo(protojson.dumps(data) if compact else json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def state_text(state: int) -> str:
@@ -240,7 +240,7 @@ class Renderer:
         as a table), files by name, media type and size."""
         summaries = [
             v["summary"]
-            for v in (codec.json_value(p.data) for p in parts if p.WhichOneof("content") == "data")
+            for v in (protojson.json_value(p.data) for p in parts if p.WhichOneof("content") == "data")
             if isinstance(v, dict)
             and isinstance(v.get("findings"), list)
             and isinstance(v.get("summary"), str)
@@ -254,7 +254,7 @@ class Renderer:
                     continue
                 self._print_text(part.text, indent)
             elif kind == "data":
-                self._data(codec.json_value(part.data), indent)
+                self._data(protojson.json_value(part.data), indent)
             elif kind == "raw":
                 label = f"[file {part.filename or 'file'}, {part.media_type or '?'}, {len(part.raw)} bytes]"
                 self.out.print(f"{indent}[dim]{escape(label)}[/]")

@@ -15,7 +15,7 @@ import aiohttp
 from google.protobuf import json_format
 from google.protobuf import message as _message
 
-from a2a_grpc import codec
+from a2a_grpc import protojson
 from a2a_grpc.client.base import CallOptions, Transport
 from a2a_grpc.client.sse import SSEEvent, iter_sse
 from a2a_grpc.errors import A2AError, ErrorCode
@@ -30,7 +30,7 @@ SSE_TYPE = "text/event-stream"
 def to_json(msg: _message.Message) -> dict[str, Any]:
     """ProtoJSON of a request (camelCase names, enums by name, defaults left
     out — digest §3.0), by the project's one codec."""
-    return codec.to_dict(msg)
+    return protojson.to_dict(msg)
 
 
 def parse_message(raw: Any, cls: type[_message.Message], *, what: str) -> _message.Message:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from a2a_grpc import codec, httprule
+from a2a_grpc import httprule, protojson
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import pb
 
@@ -76,23 +76,23 @@ def _route(rpc: str, template: str) -> httprule.Route:
 def test_expand_splits_path_body_and_query() -> None:
     send = _route("SendMessage", "/{tenant}/message:send")
     msg = pb.SendMessageRequest(tenant="acme", message=pb.Message(message_id="m1", role=pb.ROLE_USER))
-    call = send.expand(msg, codec.to_dict)
+    call = send.expand(msg, protojson.to_dict)
     assert call is not None
     assert (call.path, call.body, call.query) == (
         "/acme/message:send",
         {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": []}},
         (),
     )
-    assert send.expand(pb.SendMessageRequest(), codec.to_dict) is None  # no tenant for /{tenant}
+    assert send.expand(pb.SendMessageRequest(), protojson.to_dict) is None  # no tenant for /{tenant}
 
     listing = _route("ListTasks", "/tasks")
     req = pb.ListTasksRequest(status=pb.TASK_STATE_WORKING, page_size=5, include_artifacts=True)
-    call = listing.expand(req, codec.to_dict)
+    call = listing.expand(req, protojson.to_dict)
     assert call is not None and call.body is None
     assert call.query == (("status", "TASK_STATE_WORKING"), ("pageSize", "5"), ("includeArtifacts", "true"))
 
     get = _route("GetTask", "/tasks/{id=*}")
-    call = get.expand(pb.GetTaskRequest(id="t1", history_length=0), codec.to_dict)
+    call = get.expand(pb.GetTaskRequest(id="t1", history_length=0), protojson.to_dict)
     assert call is not None and (call.path, call.query) == ("/tasks/t1", (("historyLength", "0"),))
 
 

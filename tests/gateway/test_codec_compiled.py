@@ -1,5 +1,5 @@
 """The compiled ProtoJSON encoder writes exactly what json_format plus the
-codec's fix-ups write (``codec.to_dict_reference``): same dict, same key order,
+codec's fix-ups write (``protojson.to_dict_reference``): same dict, same key order,
 same errors — for random messages of every A2A type, of a test type with every
 field kind, and for the shapes the other gateway tests use."""
 
@@ -27,10 +27,11 @@ from google.protobuf import (  # the well-known files load before the test file 
     wrappers_pb2,
 )
 
-from a2a_grpc import codec
+from a2a_grpc import protojson
 from a2a_grpc.agents import load_agent
 from a2a_grpc.errors import A2AError
 from a2a_grpc.executor import data_part, file_part, text_part
+from a2a_grpc.protojson import decode, encode, plan, reference
 from a2a_grpc.types import pb
 from tests.randmsg import fill
 
@@ -47,8 +48,8 @@ def _outcome(fn: Any, msg: message.Message) -> Any:
 
 
 def _same(msg: message.Message) -> None:
-    want = _outcome(codec.to_dict_reference, msg)
-    got = _outcome(codec.to_dict, msg)
+    want = _outcome(protojson.to_dict_reference, msg)
+    got = _outcome(protojson.to_dict, msg)
     if want[0] == "error":
         assert got == want, msg
     else:
@@ -75,7 +76,7 @@ A2A_TYPES = _a2a_types()
 
 @pytest.mark.parametrize("desc", A2A_TYPES, ids=[d.name for d in A2A_TYPES])
 def test_random_a2a_messages(desc: Any) -> None:
-    cls = codec.message_class(desc)
+    cls = protojson.message_class(desc)
     rng = random.Random(desc.full_name)
     _same(cls())
     for i in range(60):
@@ -270,24 +271,25 @@ def test_nan_in_a_value_raises_like_json_format() -> None:
     part = pb.Part()
     part.data.number_value = float("nan")
     with pytest.raises(Exception) as want:
-        codec.to_dict_reference(part)
+        protojson.to_dict_reference(part)
     with pytest.raises(type(want.value), match="NaN"):
-        codec.to_dict(part)
+        protojson.to_dict(part)
 
 
 def test_json_value_matches_the_reference() -> None:
     rng = random.Random(3)
     for _ in range(200):
         value = fill(struct_pb2.Value(), rng)
-        assert codec.json_value(value) == codec._whole(json_format.MessageToDict(value))
+        assert protojson.json_value(value) == reference.whole(json_format.MessageToDict(value))
 
 
 def test_the_encoder_is_compiled_for_a2a_types() -> None:
     # Guards the speed-up itself: A2A types do not end up on the reference path.
-    codec.to_dict(pb.SendMessageResponse(task=pb.Task(id="t")))
+    protojson.to_dict(pb.SendMessageResponse(task=pb.Task(id="t")))
     for name in ("lf.a2a.v1.SendMessageResponse", "lf.a2a.v1.Task", "lf.a2a.v1.AgentCard"):
-        codec.to_dict(codec.message_class(pb.DESCRIPTOR.pool.FindMessageTypeByName(name))())
-        assert codec._ENCODERS[name] is not codec.to_dict_reference
+        desc = pb.DESCRIPTOR.pool.FindMessageTypeByName(name)
+        protojson.to_dict(protojson.message_class(desc)())
+        assert encode._ENCODERS.get(desc) is not protojson.to_dict_reference
 
 
 # ---------------------------------------------------------------- decoder
@@ -307,9 +309,9 @@ def _parsed(fn: Any, obj: Any, cls: Any, prefix: str) -> Any:
 def _same_parse(obj: Any, cls: Any, prefix: str = "") -> bool:
     """Both decoders agree on ``obj``; True when the compiled one took it."""
     fallbacks = _FALLBACKS[0]
-    got = _parsed(codec.parse, obj, cls, prefix)
+    got = _parsed(protojson.parse, obj, cls, prefix)
     took = _FALLBACKS[0] == fallbacks
-    want = _parsed(codec.parse_reference, obj, cls, prefix)
+    want = _parsed(protojson.parse_reference, obj, cls, prefix)
     assert got == want, obj
     return took
 
@@ -319,13 +321,15 @@ _FALLBACKS = [0]
 
 @pytest.fixture(autouse=True)
 def _count_fallbacks(monkeypatch: pytest.MonkeyPatch) -> None:
-    reference = codec.parse_reference
+    def counting(fn: Any) -> Any:
+        def counted(*args: Any, **kw: Any) -> Any:
+            _FALLBACKS[0] += 1
+            return fn(*args, **kw)
 
-    def counting(*args: Any, **kw: Any) -> Any:
-        _FALLBACKS[0] += 1
-        return reference(*args, **kw)
+        return counted
 
-    monkeypatch.setattr(codec, "parse_reference", counting)
+    monkeypatch.setattr(decode, "parse_reference", counting(decode.parse_reference))
+    monkeypatch.setattr(decode, "parse_fallback", counting(decode.parse_fallback))
 
 
 _JUNK: list[Any] = [
@@ -338,15 +342,15 @@ _JUNK: list[Any] = [
 
 def _nodes(obj: Any, desc: Any, out: list[tuple[dict[str, Any], Any]]) -> None:
     """The JSON objects of regular messages inside ``obj``, with their descriptor."""
-    if type(obj) is not dict or desc.full_name in codec._OPAQUE:
+    if type(obj) is not dict or desc.full_name in plan.OPAQUE:
         return
     out.append((obj, desc))
-    table = codec.fields_by_any_name(desc)
+    table = protojson.fields_by_any_name(desc)
     for key, value in obj.items():
         fd = table.get(key)
         if fd is None or fd.type != fd.TYPE_MESSAGE:
             continue
-        if codec._is_map(fd):
+        if plan.is_map(fd):
             value_fd = fd.message_type.fields_by_name["value"]
             if value_fd.type == value_fd.TYPE_MESSAGE and type(value) is dict:
                 for item in value.values():
@@ -370,13 +374,13 @@ def _mutate(obj: dict[str, Any], desc: Any, rng: random.Random) -> None:
         node[rng.choice([fd.json_name, fd.name])] = copy.deepcopy(rng.choice(_JUNK))
     elif kind == 3 and node:  # a key written as the proto name (or dropped)
         key = rng.choice(list(node))
-        fd = codec.fields_by_any_name(node_desc).get(key)
+        fd = protojson.fields_by_any_name(node_desc).get(key)
         value = node.pop(key)
         if fd is not None and rng.random() < 0.8:
             node[fd.name] = value
     elif kind == 4 and node:  # the same field under both names
         key = rng.choice(list(node))
-        fd = codec.fields_by_any_name(node_desc).get(key)
+        fd = protojson.fields_by_any_name(node_desc).get(key)
         if fd is not None:
             node[fd.name if key == fd.json_name else fd.json_name] = copy.deepcopy(node[key])
     elif kind == 5:  # unknown keys
@@ -384,18 +388,18 @@ def _mutate(obj: dict[str, Any], desc: Any, rng: random.Random) -> None:
     elif fields:  # a second member of a oneof, or a field copied from a random valid message
         oneof_fields = [fd for o in node_desc.oneofs for fd in o.fields if len(o.fields) > 1]
         fd = rng.choice(oneof_fields or fields)
-        sample = codec.to_dict_reference(fill(codec.message_class(node_desc)(), rng, depth=2))
+        sample = protojson.to_dict_reference(fill(protojson.message_class(node_desc)(), rng, depth=2))
         if fd.json_name in sample:
             node[fd.json_name] = sample[fd.json_name]
 
 
 @pytest.mark.parametrize("desc", A2A_TYPES, ids=[d.name for d in A2A_TYPES])
 def test_decoder_matches_json_format(desc: Any) -> None:
-    cls = codec.message_class(desc)
+    cls = protojson.message_class(desc)
     rng = random.Random("decode " + desc.full_name)
     fast = 0
     for i in range(40):
-        obj = codec.to_dict_reference(fill(cls(), rng, depth=1 + i % 5))
+        obj = protojson.to_dict_reference(fill(cls(), rng, depth=1 + i % 5))
         fast += _same_parse(obj, cls)
         for _ in range(3):
             bad = copy.deepcopy(obj)
@@ -409,7 +413,7 @@ def test_decoder_matches_json_format_on_every_field_kind() -> None:
     cls = _kitchen_sink()
     rng = random.Random("decode sink")
     for i in range(150):
-        obj = codec.to_dict_reference(fill(cls(), rng, depth=1 + i % 3))
+        obj = protojson.to_dict_reference(fill(cls(), rng, depth=1 + i % 3))
         _same_parse(obj, cls)
         bad = copy.deepcopy(obj)
         _mutate(bad, cls.DESCRIPTOR, rng)
@@ -447,7 +451,7 @@ def test_decoder_takes_a_send_message_request() -> None:
 
 @pytest.mark.parametrize("kind", ["a2a", "sink"])
 def test_decoder_matches_json_format_for_every_field_and_odd_value(kind: str) -> None:
-    types = [codec.message_class(d) for d in A2A_TYPES] if kind == "a2a" else [_kitchen_sink()]
+    types = [protojson.message_class(d) for d in A2A_TYPES] if kind == "a2a" else [_kitchen_sink()]
     for cls in types:
         for fd in cls.DESCRIPTOR.fields:
             for value in _JUNK:
@@ -459,6 +463,6 @@ def test_dumps_equals_json_dumps_with_the_codec_settings() -> None:
     rng = random.Random("dumps")
     for desc in A2A_TYPES:
         for i in range(10):
-            doc = codec.to_dict(fill(codec.message_class(desc)(), rng, depth=1 + i % 3))
+            doc = protojson.to_dict(fill(protojson.message_class(desc)(), rng, depth=1 + i % 3))
             want = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-            assert codec.dumps(doc) == want.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+            assert protojson.dumps(doc) == want.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
