@@ -58,7 +58,6 @@ import aiohttp
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
-from a2a_grpc.context import Owner
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.push.ssrf import (
     AddressPolicy,
@@ -167,7 +166,6 @@ class PushDispatcher:
         # delivered): a read ignores pairs whose worker finished after it began.
         self._epoch = 0
         self._finished: dict[_Pair, int] = {}
-        self._lookup_any_owner = getattr(store, "get_push_config_any_owner", None)
 
     # --- PushSink ---------------------------------------------------------------
 
@@ -237,11 +235,6 @@ class PushDispatcher:
             trust_env=False,  # never route webhooks through an environment proxy
             headers={"User-Agent": "a2a-grpc-push/1.0"},
         )
-        if self._lookup_any_owner is None:
-            log.warning(
-                "push: the store has no get_push_config_any_owner(); configs are looked up for the "
-                "anonymous owner only"
-            )
         try:
             await self._recover()
         except Exception:
@@ -382,15 +375,9 @@ class PushDispatcher:
 
     # --- one delivery -----------------------------------------------------------
 
-    async def _config(self, task_id: str, config_id: str) -> pb.TaskPushNotificationConfig | None:
-        if self._lookup_any_owner is not None:
-            found: pb.TaskPushNotificationConfig | None = await self._lookup_any_owner(task_id, config_id)
-            return found
-        return await self._store.get_push_config(Owner(), task_id, config_id)
-
     async def _deliver(self, rec: OutboxRecord) -> _Outcome:
         entry = rec.entry
-        config = await self._config(entry.task_id, entry.config_id)
+        config = await self._store.get_push_config_any_owner(entry.task_id, entry.config_id)
         if config is None:
             self.stats["dropped"] += 1
             log.info(

@@ -242,7 +242,7 @@ async def test_push_config_crud(store: TaskStore) -> None:
     assert await store.list_push_configs(BOB, "t1") == []
 
     # The push dispatcher's owner-less lookup (outbox rows carry no owner).
-    lookup = store.get_push_config_any_owner  # type: ignore[attr-defined]  # not in TaskStore
+    lookup = store.get_push_config_any_owner
     assert (await lookup("t1", "c1")).url == "https://new.example.com/hook"
     assert await lookup("t1", "nope") is None
 

@@ -130,7 +130,7 @@ class SqlDatabase:
                 await engine.dispose()
 
     async def drop_all(self) -> None:
-        """Drops this store's tables (tests and maintenance; not part of TaskStore)."""
+        """Drops this store's tables (tests and maintenance; not part of the store protocols)."""
         async with self.engine.begin() as conn:
             await conn.run_sync(self.schema.metadata.drop_all)
 

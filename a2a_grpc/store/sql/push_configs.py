@@ -61,7 +61,7 @@ class SqlPushConfigs(SqlDatabase):
         self, task_id: str, config_id: str
     ) -> pb.TaskPushNotificationConfig | None:
         """The config whoever owns it, or None; for the push dispatcher,
-        whose outbox rows carry no owner (not part of TaskStore)."""
+        whose outbox rows carry no owner (part of ``PushConfigStore``)."""
         c = self.schema.configs.c
         stmt = select(c.data).where(c.task_id == task_id, c.id == config_id).order_by(c.seq).limit(1)
         async with self.engine.connect() as conn:

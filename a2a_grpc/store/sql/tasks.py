@@ -133,7 +133,7 @@ class SqlTasks(SqlDatabase):
         await super().close()
 
     async def drop_all(self) -> None:
-        """Drops this store's tables (tests and maintenance; not part of TaskStore)."""
+        """Drops this store's tables (tests and maintenance; not part of the store protocols)."""
         self._memory.clear()
         await super().drop_all()
 
