@@ -31,23 +31,30 @@ that ends the call; any other exception has already become INTERNAL. An
 above it and for the caller (a stream then ends with that error after the
 events already sent).
 
-Example — reject calls without an ``x-api-key`` header, and count calls::
+Example — refuse calls without the right ``x-api-key`` header, and count
+the outcomes of every RPC (the complete, tested program is in
+docs/interceptors.md)::
 
     from a2a_grpc import A2AError, CallContext, CallInterceptor, ErrorCode
 
     class RequireKey(CallInterceptor):
+        def __init__(self, key: str) -> None:
+            self.key = key
+
         async def before(self, call: CallContext, request: object) -> None:
-            if call.header("x-api-key") != "secret":
+            if call.header("x-api-key") != self.key:
                 raise A2AError(ErrorCode.UNAUTHENTICATED, "x-api-key is missing or wrong")
 
-    class Count(CallInterceptor):
+    class CountCalls(CallInterceptor):
         def __init__(self) -> None:
-            self.calls: dict[str, int] = {}
+            self.counts: dict[tuple[str, str], int] = {}
 
         async def after(self, call: CallContext, outcome: object) -> None:
-            self.calls[call.rpc_name] = self.calls.get(call.rpc_name, 0) + 1
+            key = (call.rpc_name, outcome.code.reason if isinstance(outcome, A2AError) else "ok")
+            self.counts[key] = self.counts.get(key, 0) + 1
 
-    A2AServer(agent, store, ServerConfig(interceptors=[RequireKey(), Count()]))
+    config = ServerConfig(interceptors=[CountCalls(), RequireKey("s3cret")])
+    A2AServer(agent, store, config)
 
 See docs/interceptors.md.
 """
