@@ -64,7 +64,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from google.protobuf.message import Message as ProtoMessage
 
@@ -117,23 +117,35 @@ def _internal(call: CallContext) -> A2AError:
     return A2AError(ErrorCode.INTERNAL, "internal error")
 
 
+_Before = Callable[[CallContext, ProtoMessage], Awaitable[None]]
+_After = Callable[[CallContext, Outcome], Awaitable[None]]
+
+
+def _own(interceptor: CallInterceptor, name: str) -> Any:
+    """``interceptor``'s bound ``before``/``after``, or None where it keeps
+    the protocol's default (which does nothing)."""
+    if getattr(type(interceptor), name, None) is getattr(CallInterceptor, name):
+        return None
+    return getattr(interceptor, name)
+
+
 class InterceptorChain:
     """Runs ``interceptors`` around operations in the order given (the
-    servicer gives the built-ins first, then the server's own)."""
+    servicer gives the built-ins first, then the server's own). A step that
+    keeps :class:`CallInterceptor`'s do-nothing ``before`` or ``after`` is
+    not called for it."""
 
     def __init__(self, interceptors: Sequence[CallInterceptor]) -> None:
         self.interceptors = tuple(interceptors)
-
-    async def _before(self, call: CallContext, request: ProtoMessage, ran: list[CallInterceptor]) -> None:
-        for interceptor in self.interceptors:
-            await interceptor.before(call, request)
-            ran.append(interceptor)
+        self._steps: tuple[tuple[_Before | None, _After | None], ...] = tuple(
+            (_own(interceptor, "before"), _own(interceptor, "after")) for interceptor in self.interceptors
+        )
 
     @staticmethod
-    async def _after(call: CallContext, outcome: Outcome, ran: list[CallInterceptor]) -> Outcome:
-        for interceptor in reversed(ran):
+    async def _after(call: CallContext, outcome: Outcome, afters: list[_After]) -> Outcome:
+        for after in reversed(afters):
             try:
-                await interceptor.after(call, outcome)
+                await after(call, outcome)
             except A2AError as err:
                 outcome = err
             except Exception:
@@ -145,18 +157,22 @@ class InterceptorChain:
     ) -> Resp:
         """``operation(request, call)`` inside the chain: its response, or
         the A2AError that ended the call (raised)."""
-        ran: list[CallInterceptor] = []
+        afters: list[_After] = []  # of the steps whose before returned
         outcome: Outcome = None
         try:
-            await self._before(call, request, ran)
+            for before, after in self._steps:
+                if before is not None:
+                    await before(call, request)
+                if after is not None:
+                    afters.append(after)
             outcome = response = await operation(request, call)
         except A2AError as err:
             outcome = err
         except Exception:
             outcome = _internal(call)
         finally:
-            # Also when the call is cancelled (the caller went away).
-            outcome = await self._after(call, outcome, ran)
+            if afters:  # also when the call is cancelled (the caller went away)
+                outcome = await self._after(call, outcome, afters)
         if isinstance(outcome, A2AError):
             raise outcome
         return response
@@ -166,10 +182,14 @@ class InterceptorChain:
     ) -> AsyncGenerator[Resp, None]:
         """The events of ``operation(request, call)`` inside the chain; the
         A2AError that ended the call is raised after the events sent."""
-        ran: list[CallInterceptor] = []
+        afters: list[_After] = []
         outcome: Outcome = None
         try:
-            await self._before(call, request, ran)
+            for before, after in self._steps:
+                if before is not None:
+                    await before(call, request)
+                if after is not None:
+                    afters.append(after)
             events = operation(request, call)
             try:
                 async for event in events:
@@ -183,8 +203,8 @@ class InterceptorChain:
         except Exception:
             outcome = _internal(call)
         finally:
-            # Also when the caller went away (the generator is being closed).
-            outcome = await self._after(call, outcome, ran)
+            if afters:  # also when the caller went away (the generator is being closed)
+                outcome = await self._after(call, outcome, afters)
         if isinstance(outcome, A2AError):
             raise outcome
 
