@@ -106,6 +106,8 @@ class A2AServicer:
         request: Req,
         context: RpcContext,
     ) -> Resp:
+        """Runs a unary ``operation`` in the chain: its response (activated
+        extensions echoed), or the call aborted with the A2AError."""
         call = _call_context(context, rpc, request)
         try:
             response = await self.chain.unary(call, request, operation)
@@ -123,6 +125,9 @@ class A2AServicer:
         request: Req,
         context: RpcContext,
     ) -> AsyncIterator[Resp]:
+        """Runs a streaming ``operation`` in the chain: its events (activated
+        extensions echoed before the first), then the call aborted with the
+        A2AError that ended it, if any."""
         call = _call_context(context, rpc, request)
         events = self.chain.stream(call, request, operation)
         error: A2AError | None = None
