@@ -7,12 +7,14 @@ The public surface is re-exported lazily here; the generated messages live in
 from a2a_grpc.context import CallContext, Owner
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from a2a_grpc.executor import AgentExecutor, ExecutorContext, data_part, file_part, text_part
+from a2a_grpc.interceptors import CallInterceptor
 from a2a_grpc.types import pb
 
 __all__ = [
     "A2AError",
     "AgentExecutor",
     "CallContext",
+    "CallInterceptor",
     "ErrorCode",
     "ExecutorContext",
     "FieldViolation",

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from google.protobuf import empty_pb2
-from google.protobuf.message import Message as ProtoMessage
 
 from a2a_grpc import paging
 from a2a_grpc.context import CallContext, Owner
@@ -32,11 +31,12 @@ from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from a2a_grpc.events import EventBus
 from a2a_grpc.execution import Execution, Executions
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.interceptors import require_push
 from a2a_grpc.pushconfigs import PushConfigs
 from a2a_grpc.store.base import ListQuery, PushConfigStore, StoredTask, TaskStore, VersionConflictError
 from a2a_grpc.taskupdate import apply_event
 from a2a_grpc.types import is_final, is_terminal, new_id, pb
-from a2a_grpc.validation import check_id, validate_request
+from a2a_grpc.validation import check_id
 
 __all__ = ["HandlerConfig", "HandlerStore", "PushSink", "RequestHandler"]
 
@@ -132,60 +132,6 @@ class RequestHandler:
         )
         self.executions = Executions(Driver(executor, self.writer).drive, self.bus)
 
-    # ------------------------------------------------------------------ checks
-
-    def _begin(self, call: CallContext) -> None:
-        """Version and extension negotiation for every call (spec §3.6, §4.6)."""
-        version = call.protocol_version
-        if not version:
-            if self.config.strict_version:
-                raise A2AError(
-                    ErrorCode.VERSION_NOT_SUPPORTED,
-                    "no A2A-Version given, which means 0.3; this server serves "
-                    + ", ".join(sorted(self.config.supported_versions)),
-                    metadata={"supportedVersions": ",".join(sorted(self.config.supported_versions))},
-                )
-        else:
-            parts = version.split(".")
-            major_minor = ".".join(parts[:2]) if len(parts) >= 2 else version
-            if major_minor not in self.config.supported_versions:
-                raise A2AError(
-                    ErrorCode.VERSION_NOT_SUPPORTED,
-                    f"A2A-Version {version!r} is not supported; supported: "
-                    + ", ".join(sorted(self.config.supported_versions)),
-                    metadata={
-                        "requestedVersion": version,
-                        "supportedVersions": ",".join(sorted(self.config.supported_versions)),
-                    },
-                )
-        declared = self.card.capabilities.extensions
-        if declared:
-            requested = call.requested_extensions
-            missing = [e.uri for e in declared if e.required and e.uri not in requested]
-            if missing:
-                raise A2AError(
-                    ErrorCode.EXTENSION_SUPPORT_REQUIRED,
-                    "this agent requires the extension(s) " + ", ".join(missing),
-                    metadata={"requiredExtensions": ",".join(missing)},
-                )
-            call.activated_extensions.update(e.uri for e in declared if e.uri in requested)
-
-    def _validate(self, request: ProtoMessage) -> None:
-        size = request.ByteSize()
-        if size > self.config.max_request_bytes:
-            raise A2AError.invalid_params(
-                FieldViolation("", f"request is {size} bytes; the limit is {self.config.max_request_bytes}")
-            )
-        validate_request(request)
-
-    def _require_streaming(self) -> None:
-        if not self.card.capabilities.streaming:
-            raise A2AError(ErrorCode.UNSUPPORTED_OPERATION, "this agent does not support streaming")
-
-    def _require_push(self) -> None:
-        if not self.card.capabilities.push_notifications or self.push is None:
-            raise A2AError(ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED)
-
     async def _get_task(self, task_id: str, owner: Owner) -> StoredTask:
         stored = await self.store.get(task_id, owner)
         if stored is None:
@@ -200,8 +146,6 @@ class RequestHandler:
         """Validates the message, resolves ids and starts an execution (spec
         §3.4, §9.3, §9.4). The caller's subscription, when ``stream``, exists
         before the agent runs."""
-        self._begin(call)
-        self._validate(req)
         if self.executions.closing:
             raise A2AError(ErrorCode.UNAVAILABLE, "server is shutting down")
         msg, owner = req.message, call.owner
@@ -243,7 +187,7 @@ class RequestHandler:
         violations are reported under ``configuration``."""
         if not cfg.HasField("task_push_notification_config"):
             return None
-        self._require_push()
+        require_push(self.card, self.push)
         push_config = pb.TaskPushNotificationConfig()
         push_config.CopyFrom(cfg.task_push_notification_config)
         assert self.push is not None
@@ -285,7 +229,6 @@ class RequestHandler:
         its status and artifact updates, ending when the task is terminal or
         interrupted (design.md A2). Errors as :meth:`send_message`, plus
         UNSUPPORTED_OPERATION when the card does not declare streaming."""
-        self._require_streaming()
         ex = await self._start(req, call, stream=True)
         sub = ex.stream
         assert sub is not None
@@ -314,8 +257,6 @@ class RequestHandler:
         """GetTask (spec §3.1.3): the task, history trimmed to
         ``history_length``. Raises TASK_NOT_FOUND for a missing task or one
         the caller may not see; INVALID_PARAMS for bad input."""
-        self._begin(call)
-        self._validate(req)
         stored = await self._get_task(req.id, call.owner)
         return _trim(stored.task, req.history_length if req.HasField("history_length") else None)
 
@@ -326,8 +267,6 @@ class RequestHandler:
         ``page_token`` is bound to the filters (another query's token, or a
         malformed one, is INVALID_PARAMS). Artifacts are included only with
         ``include_artifacts``."""
-        self._begin(call)
-        self._validate(req)
         cfg = self.config
         size = min(req.page_size if req.page_size > 0 else cfg.list_default_page_size, cfg.list_max_page_size)
         ts = req.status_timestamp_after
@@ -352,8 +291,6 @@ class RequestHandler:
         task CANCELED; returns the task. A task already CANCELED is returned
         again (design.md A6); other terminal states raise TASK_NOT_CANCELABLE;
         unknown tasks TASK_NOT_FOUND."""
-        self._begin(call)
-        self._validate(req)
         interrupted = False
         for _attempt in range(6):
             stored = await self._get_task(req.id, call.owner)
@@ -407,9 +344,6 @@ class RequestHandler:
         """SubscribeToTask (spec §3.1.6): a snapshot of the task, then every
         update until it is terminal. Raises UNSUPPORTED_OPERATION for a
         terminal task (design.md A2) or without streaming; TASK_NOT_FOUND."""
-        self._begin(call)
-        self._require_streaming()
-        self._validate(req)
         sub = self.bus.subscribe(req.id)
         try:
             stored = await self._get_task(req.id, call.owner)
@@ -440,9 +374,6 @@ class RequestHandler:
         for ``task_id`` (id generated when empty) and returns it. Raises
         PUSH_NOTIFICATION_NOT_SUPPORTED, TASK_NOT_FOUND, INVALID_PARAMS (bad or
         blocked URL, CR/LF in credentials), RESOURCE_EXHAUSTED (config limits)."""
-        self._begin(call)
-        self._require_push()
-        self._validate(req)
         if not req.task_id:
             raise A2AError.invalid_params(FieldViolation("task_id", "is required"))
         await self._get_task(req.task_id, call.owner)
@@ -465,9 +396,6 @@ class RequestHandler:
         """GetTaskPushNotificationConfig (spec §3.1.8). Raises
         PUSH_NOTIFICATION_NOT_SUPPORTED, or TASK_NOT_FOUND when the task or
         the config does not exist for this caller."""
-        self._begin(call)
-        self._require_push()
-        self._validate(req)
         await self._get_task(req.task_id, call.owner)
         return await self.push_configs.get(call.owner, req.task_id, req.id)
 
@@ -477,9 +405,6 @@ class RequestHandler:
         """ListTaskPushNotificationConfigs (spec §3.1.9), paginated by
         ``page_size`` (0: 100) and ``page_token``. Raises
         PUSH_NOTIFICATION_NOT_SUPPORTED, TASK_NOT_FOUND, INVALID_PARAMS."""
-        self._begin(call)
-        self._require_push()
-        self._validate(req)
         await self._get_task(req.task_id, call.owner)
         return await self.push_configs.page(call.owner, req.task_id, req.page_size, req.page_token)
 
@@ -489,9 +414,6 @@ class RequestHandler:
         """DeleteTaskPushNotificationConfig (spec §3.1.10): idempotent; no
         notification is sent through the config afterwards. Raises
         PUSH_NOTIFICATION_NOT_SUPPORTED, TASK_NOT_FOUND (unknown task)."""
-        self._begin(call)
-        self._require_push()
-        self._validate(req)
         await self._get_task(req.task_id, call.owner)
         await self.push_configs.delete(call.owner, req.task_id, req.id)
         await self._refresh_push(req.task_id)
@@ -504,16 +426,10 @@ class RequestHandler:
     ) -> pb.AgentCard:
         """GetExtendedAgentCard (spec §3.1.11): the configured extended card.
 
-        The RPC always exists, so while no extended card is configured it
-        answers EXTENDED_AGENT_CARD_NOT_CONFIGURED — and the public card does
-        not claim ``extendedAgentCard`` (clients such as the JS SDK fetch it
-        eagerly when it does). An agent whose card explicitly sets
-        ``extendedAgentCard: false`` gets UNSUPPORTED_OPERATION (spec §3.3.4)."""
-        self._begin(call)
-        self._validate(req)
-        caps = self.card.capabilities
-        if caps.HasField("extended_agent_card") and not caps.extended_agent_card:
-            raise A2AError(ErrorCode.UNSUPPORTED_OPERATION, "this agent has no extended agent card")
+        A card whose ``extendedAgentCard`` is false or absent never gets here:
+        the capability gate answers UNSUPPORTED_OPERATION (spec §3.3.4, §13.3).
+        A card that claims one while none is configured gets
+        EXTENDED_AGENT_CARD_NOT_CONFIGURED."""
         if self.extended_card is None:
             raise A2AError(ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED)
         return self.extended_card

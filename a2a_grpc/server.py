@@ -25,6 +25,7 @@ from a2a_grpc.card import BINDINGS, build_card
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.executor import AgentExecutor
 from a2a_grpc.handler import HandlerConfig, PushSink, RequestHandler
+from a2a_grpc.interceptors import CallInterceptor
 from a2a_grpc.servicer import A2AServicer, abort
 from a2a_grpc.store.base import Store
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
@@ -48,6 +49,11 @@ class ServerConfig:
     ``http://host:http_port``); ``public_grpc`` the advertised gRPC
     ``host:port``. ``max_message_bytes`` caps requests and responses on both
     transports (bytes). ``grace_seconds``: shutdown grace period.
+    ``interceptors``: the server's own :class:`~a2a_grpc.interceptors.
+    CallInterceptor` steps, run on every RPC of every binding after the
+    built-in ones (version, extensions, validation, capability gate), in list
+    order, just before the operation; their ``after`` in reverse order (see
+    :mod:`a2a_grpc.interceptors` and docs/interceptors.md).
     ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
     move everything alive (modules, classes,
     descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
@@ -68,6 +74,7 @@ class ServerConfig:
     freeze_gc: bool = False
     card_max_age_seconds: int = 300
     handler: HandlerConfig = field(default_factory=HandlerConfig)
+    interceptors: Sequence[CallInterceptor] = ()
 
 
 class A2AServer:
@@ -100,7 +107,7 @@ class A2AServer:
             extended_card=extended_card,
             push=push,
         )
-        self.servicer = A2AServicer(self.handler)
+        self.servicer = A2AServicer(self.handler, self.config.interceptors)
         self.grpc_port = 0
         self.http_port: int | None = None
         self._grpc: grpc.aio.Server | None = None
@@ -124,13 +131,39 @@ class A2AServer:
         return urls
 
     async def start(self) -> None:
-        """Opens the store, binds both servers and starts serving."""
+        """Opens the store, binds both servers and starts serving; raises
+        OSError when a port cannot be bound."""
         cfg = self.config
         await self.store.open()
         start = getattr(self.push, "start", None)
         if start is not None:
             await start()
-        limit = cfg.max_message_bytes
+        server = self._grpc_server()
+        self.grpc_port = server.add_insecure_port(f"{_bracket(cfg.host)}:{cfg.grpc_port}")
+        if self.grpc_port == 0:
+            raise OSError(f"cannot listen for gRPC on {cfg.host}:{cfg.grpc_port}")
+        self._grpc = server
+        if cfg.http_port is not None:
+            await self._start_http(cfg.http_port)
+        self.handler.card = build_card(
+            self.executor.card,
+            self._urls(),
+            order=cfg.interface_order,
+            push=self.push is not None,
+            extended=self.handler.extended_card is not None,
+        )
+        await server.start()
+        assert self._health is not None
+        await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
+        if cfg.freeze_gc:
+            gc.collect()
+            gc.freeze()
+        log.info("serving %s: gRPC %s, HTTP %s", self.card.name, self.grpc_port, self.http_port)
+
+    def _grpc_server(self) -> grpc.aio.Server:
+        """The grpc.aio server with the A2A service, health and reflection."""
+        limit = self.config.max_message_bytes
         server = grpc.aio.server(
             options=[
                 # gRPC itself refuses only far larger messages, so that an
@@ -158,46 +191,30 @@ class A2AServer:
             ),
             server,
         )
-        self.grpc_port = server.add_insecure_port(f"{_bracket(cfg.host)}:{cfg.grpc_port}")
-        if self.grpc_port == 0:
-            raise OSError(f"cannot listen for gRPC on {cfg.host}:{cfg.grpc_port}")
-        self._grpc = server
-        if cfg.http_port is not None:
-            from aiohttp import web
+        return server
 
-            from gateway.app import create_app
+    async def _start_http(self, port: int) -> None:
+        """Serves the gateway (JSON-RPC, HTTP+JSON, the Agent Card) on ``port``."""
+        from aiohttp import web
 
-            app = create_app(
-                self.servicer,
-                lambda: self.handler.card,
-                keepalive_seconds=cfg.keepalive_seconds,
-                card_max_age_seconds=cfg.card_max_age_seconds,
-                # JSON carries bytes as base64: allow for its 4/3 growth.
-                max_body_bytes=limit * 4 // 3 + 1024 * 1024,
-            )
-            runner = web.AppRunner(
-                app, access_log=None, handle_signals=False, shutdown_timeout=cfg.grace_seconds
-            )
-            await runner.setup()
-            site = web.TCPSite(runner, cfg.host, cfg.http_port)
-            await site.start()
-            self._runner = runner
-            sockets = getattr(site._server, "sockets", None) or []
-            self.http_port = sockets[0].getsockname()[1] if sockets else cfg.http_port
-        self.handler.card = build_card(
-            self.executor.card,
-            self._urls(),
-            order=cfg.interface_order,
-            push=self.push is not None,
-            extended=self.handler.extended_card is not None,
+        from gateway.app import create_app
+
+        cfg = self.config
+        app = create_app(
+            self.servicer,
+            lambda: self.handler.card,
+            keepalive_seconds=cfg.keepalive_seconds,
+            card_max_age_seconds=cfg.card_max_age_seconds,
+            # JSON carries bytes as base64: allow for its 4/3 growth.
+            max_body_bytes=cfg.max_message_bytes * 4 // 3 + 1024 * 1024,
         )
-        await server.start()
-        await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
-        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
-        if cfg.freeze_gc:
-            gc.collect()
-            gc.freeze()
-        log.info("serving %s: gRPC %s, HTTP %s", self.card.name, self.grpc_port, self.http_port)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=cfg.grace_seconds)
+        await runner.setup()
+        site = web.TCPSite(runner, cfg.host, port)
+        await site.start()
+        self._runner = runner
+        sockets = getattr(site._server, "sockets", None) or []
+        self.http_port = sockets[0].getsockname()[1] if sockets else port
 
     async def stop(self, grace_seconds: float | None = None) -> None:
         """Graceful shutdown: NOT_SERVING, drain for ``grace_seconds``, close."""

@@ -1,50 +1,48 @@
 """A2AServicer: the gRPC face of the RequestHandler.
 
-One servicer method per RPC of ``lf.a2a.v1.A2AService``, generated from the
-service descriptor: ``SendMessage`` calls ``handler.send_message`` and so on
-(the RPC name in snake_case). Adding an RPC to the proto and a coroutine of
-that name to the handler is all it takes; there is no dispatch table.
+One method per RPC of ``lf.a2a.v1.A2AService``, written out below: each builds
+the call's :class:`~a2a_grpc.context.CallContext` and runs the handler's
+coroutine of that operation inside the :class:`~a2a_grpc.interceptors.
+InterceptorChain` (version, extensions, validation, capability gate, then the
+server's own interceptors; see :mod:`a2a_grpc.interceptors`). This is the one
+place every binding passes through: the HTTP gateway drives this very object.
 
 The servicer only touches the :class:`~a2a_grpc.context.RpcContext` subset of
-``grpc.aio.ServicerContext``, so the HTTP gateway drives this very object with
-its own context. Errors leave as rich gRPC status: the code from the ErrorCode
-table and a ``google.rpc.Status`` with ErrorInfo (and BadRequest) in the
+``grpc.aio.ServicerContext``, so the gateway can call it with its own context.
+Errors leave as rich gRPC status: the code from the ErrorCode table and a
+``google.rpc.Status`` with ErrorInfo (and BadRequest) in the
 ``grpc-status-details-bin`` trailer (spec §10.6). Activated extensions are
 echoed as initial metadata ``a2a-extensions`` (spec §7.3).
 """
 
 from __future__ import annotations
 
-import logging
-import re
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, NoReturn
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import NoReturn, TypeVar
 
-from google.protobuf import descriptor
+from google.protobuf import descriptor, empty_pb2
 from google.protobuf.message import Message as ProtoMessage
 
 from a2a_grpc.context import EXTENSIONS_KEY, CallContext, RpcContext
-from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.errors import A2AError
 from a2a_grpc.handler import RequestHandler
-from a2a_grpc.types import pb, pb_grpc
+from a2a_grpc.interceptors import (
+    CallInterceptor,
+    CapabilityGate,
+    ExtensionNegotiation,
+    InterceptorChain,
+    RequestValidation,
+    VersionNegotiation,
+)
+from a2a_grpc.types import pb
 
-__all__ = ["SERVICE", "A2AServicer", "handler_name", "method_path"]
+__all__ = ["SERVICE", "A2AServicer", "abort", "builtin_interceptors"]
 
-log = logging.getLogger("a2a_grpc.servicer")
-
-#: The service descriptor everything is derived from.
+#: The service descriptor the servicer implements.
 SERVICE: descriptor.ServiceDescriptor = pb.DESCRIPTOR.services_by_name["A2AService"]
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
-
-
-def handler_name(method: descriptor.MethodDescriptor) -> str:
-    """The RequestHandler coroutine for an RPC: ``GetTask`` → ``get_task``."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", method.name).lower()
-
-
-def method_path(method: descriptor.MethodDescriptor) -> str:
-    """The full gRPC method name, e.g. ``/lf.a2a.v1.A2AService/GetTask``."""
-    return f"/{SERVICE.full_name}/{method.name}"
+Req = TypeVar("Req", bound=ProtoMessage)
+Resp = TypeVar("Resp", bound=ProtoMessage)
 
 
 async def abort(context: RpcContext, err: A2AError) -> NoReturn:
@@ -57,9 +55,25 @@ async def abort(context: RpcContext, err: A2AError) -> NoReturn:
     raise AssertionError("abort returned")  # pragma: no cover - abort always raises
 
 
-def _call_context(context: RpcContext, path: str, request: ProtoMessage) -> CallContext:
+def builtin_interceptors(handler: RequestHandler) -> list[CallInterceptor]:
+    """The built-in steps of the chain, in their fixed order, reading the
+    handler's configuration and (live) Agent Card."""
+
+    def card() -> pb.AgentCard:
+        return handler.card
+
+    config = handler.config
+    return [
+        VersionNegotiation(config.supported_versions, strict=config.strict_version),
+        ExtensionNegotiation(card),
+        RequestValidation(config.max_request_bytes),
+        CapabilityGate(card, push=handler.push is not None),
+    ]
+
+
+def _call_context(context: RpcContext, rpc: str, request: ProtoMessage) -> CallContext:
     return CallContext.from_metadata(
-        path,
+        f"/{SERVICE.full_name}/{rpc}",
         context.invocation_metadata(),
         tenant=getattr(request, "tenant", ""),
         peer=context.peer(),
@@ -72,40 +86,50 @@ async def _echo_extensions(context: RpcContext, call: CallContext) -> None:
         await context.send_initial_metadata(((EXTENSIONS_KEY, ",".join(sorted(call.activated_extensions))),))
 
 
-def _internal(path: str) -> A2AError:
-    log.exception("unhandled error in %s", path)
-    return A2AError(ErrorCode.INTERNAL, "internal error")
+class A2AServicer:
+    """Implements every RPC of ``lf.a2a.v1.A2AService`` on a RequestHandler.
 
+    Unary RPCs take ``(request, context)`` and return the response message;
+    server-streaming RPCs are async generators of ``pb.StreamResponse``.
+    ``interceptors`` (the server's own) run after the built-in ones, just
+    before the operation.
+    """
 
-def _unary(method: descriptor.MethodDescriptor) -> Callable[..., Awaitable[ProtoMessage]]:
-    name, path = handler_name(method), method_path(method)
+    def __init__(self, handler: RequestHandler, interceptors: Sequence[CallInterceptor] = ()) -> None:
+        self.handler = handler
+        self.chain = InterceptorChain([*builtin_interceptors(handler), *interceptors])
 
-    async def rpc(self: A2AServicer, request: ProtoMessage, context: RpcContext) -> ProtoMessage:
-        call = _call_context(context, path, request)
+    async def _unary(
+        self,
+        rpc: str,
+        operation: Callable[[Req, CallContext], Awaitable[Resp]],
+        request: Req,
+        context: RpcContext,
+    ) -> Resp:
+        """Runs a unary ``operation`` in the chain: its response (activated
+        extensions echoed), or the call aborted with the A2AError."""
+        call = _call_context(context, rpc, request)
         try:
-            response = await getattr(self.handler, name)(request, call)
+            response = await self.chain.unary(call, request, operation)
         except A2AError as err:
             error = err
-        except Exception:
-            error = _internal(path)
         else:
             await _echo_extensions(context, call)
             return response
         await abort(context, error)
 
-    rpc.__name__ = rpc.__qualname__ = method.name
-    rpc.__doc__ = f"{method.name}: calls RequestHandler.{name} (unary)."
-    return rpc
-
-
-def _streaming(method: descriptor.MethodDescriptor) -> Callable[..., AsyncIterator[ProtoMessage]]:
-    name, path = handler_name(method), method_path(method)
-
-    async def rpc(
-        self: A2AServicer, request: ProtoMessage, context: RpcContext
-    ) -> AsyncIterator[ProtoMessage]:
-        call = _call_context(context, path, request)
-        events = getattr(self.handler, name)(request, call)
+    async def _stream(
+        self,
+        rpc: str,
+        operation: Callable[[Req, CallContext], AsyncIterator[Resp]],
+        request: Req,
+        context: RpcContext,
+    ) -> AsyncIterator[Resp]:
+        """Runs a streaming ``operation`` in the chain: its events (activated
+        extensions echoed before the first), then the call aborted with the
+        A2AError that ended it, if any."""
+        call = _call_context(context, rpc, request)
+        events = self.chain.stream(call, request, operation)
         error: A2AError | None = None
         first = True
         try:
@@ -116,37 +140,93 @@ def _streaming(method: descriptor.MethodDescriptor) -> Callable[..., AsyncIterat
                 yield event
         except A2AError as err:
             error = err
-        except Exception:
-            error = _internal(path)
         finally:
             await events.aclose()
         if error is not None:
             await abort(context, error)
 
-    rpc.__name__ = rpc.__qualname__ = method.name
-    rpc.__doc__ = f"{method.name}: streams RequestHandler.{name}."
-    return rpc
+    # One method per RPC, in the proto's order (tests/core/test_servicer.py
+    # checks that none is missing).
 
+    async def SendMessage(
+        self, request: pb.SendMessageRequest, context: RpcContext
+    ) -> pb.SendMessageResponse:
+        """SendMessage (spec §3.1.1): RequestHandler.send_message."""
+        return await self._unary("SendMessage", self.handler.send_message, request, context)
 
-class A2AServicer(pb_grpc.A2AServiceServicer):
-    """Implements every RPC of ``lf.a2a.v1.A2AService`` on a RequestHandler.
+    async def SendStreamingMessage(
+        self, request: pb.SendMessageRequest, context: RpcContext
+    ) -> AsyncIterator[pb.StreamResponse]:
+        """SendStreamingMessage (spec §3.1.2): RequestHandler.send_streaming_message."""
+        async for event in self._stream(
+            "SendStreamingMessage", self.handler.send_streaming_message, request, context
+        ):
+            yield event
 
-    Unary RPCs take ``(request, context)`` and return the response message;
-    server-streaming RPCs are async generators of ``pb.StreamResponse``.
-    """
+    async def GetTask(self, request: pb.GetTaskRequest, context: RpcContext) -> pb.Task:
+        """GetTask (spec §3.1.3): RequestHandler.get_task."""
+        return await self._unary("GetTask", self.handler.get_task, request, context)
 
-    def __init__(self, handler: RequestHandler) -> None:
-        self.handler = handler
+    async def ListTasks(self, request: pb.ListTasksRequest, context: RpcContext) -> pb.ListTasksResponse:
+        """ListTasks (spec §3.1.4): RequestHandler.list_tasks."""
+        return await self._unary("ListTasks", self.handler.list_tasks, request, context)
 
+    async def CancelTask(self, request: pb.CancelTaskRequest, context: RpcContext) -> pb.Task:
+        """CancelTask (spec §3.1.5): RequestHandler.cancel_task."""
+        return await self._unary("CancelTask", self.handler.cancel_task, request, context)
 
-def _install() -> None:
-    for method in SERVICE.methods:
-        if method.client_streaming:
-            raise TypeError(f"{method.name}: client streaming is not supported")
-        if not hasattr(RequestHandler, handler_name(method)):
-            raise TypeError(f"RequestHandler has no {handler_name(method)} for RPC {method.name}")
-        impl: Any = _streaming(method) if method.server_streaming else _unary(method)
-        setattr(A2AServicer, method.name, impl)
+    async def SubscribeToTask(
+        self, request: pb.SubscribeToTaskRequest, context: RpcContext
+    ) -> AsyncIterator[pb.StreamResponse]:
+        """SubscribeToTask (spec §3.1.6): RequestHandler.subscribe_to_task."""
+        async for event in self._stream("SubscribeToTask", self.handler.subscribe_to_task, request, context):
+            yield event
 
+    async def CreateTaskPushNotificationConfig(
+        self, request: pb.TaskPushNotificationConfig, context: RpcContext
+    ) -> pb.TaskPushNotificationConfig:
+        """CreateTaskPushNotificationConfig (spec §3.1.7)."""
+        return await self._unary(
+            "CreateTaskPushNotificationConfig",
+            self.handler.create_task_push_notification_config,
+            request,
+            context,
+        )
 
-_install()
+    async def GetTaskPushNotificationConfig(
+        self, request: pb.GetTaskPushNotificationConfigRequest, context: RpcContext
+    ) -> pb.TaskPushNotificationConfig:
+        """GetTaskPushNotificationConfig (spec §3.1.8)."""
+        return await self._unary(
+            "GetTaskPushNotificationConfig", self.handler.get_task_push_notification_config, request, context
+        )
+
+    async def ListTaskPushNotificationConfigs(
+        self, request: pb.ListTaskPushNotificationConfigsRequest, context: RpcContext
+    ) -> pb.ListTaskPushNotificationConfigsResponse:
+        """ListTaskPushNotificationConfigs (spec §3.1.9)."""
+        return await self._unary(
+            "ListTaskPushNotificationConfigs",
+            self.handler.list_task_push_notification_configs,
+            request,
+            context,
+        )
+
+    async def GetExtendedAgentCard(
+        self, request: pb.GetExtendedAgentCardRequest, context: RpcContext
+    ) -> pb.AgentCard:
+        """GetExtendedAgentCard (spec §3.1.11): RequestHandler.get_extended_agent_card."""
+        return await self._unary(
+            "GetExtendedAgentCard", self.handler.get_extended_agent_card, request, context
+        )
+
+    async def DeleteTaskPushNotificationConfig(
+        self, request: pb.DeleteTaskPushNotificationConfigRequest, context: RpcContext
+    ) -> empty_pb2.Empty:
+        """DeleteTaskPushNotificationConfig (spec §3.1.10)."""
+        return await self._unary(
+            "DeleteTaskPushNotificationConfig",
+            self.handler.delete_task_push_notification_config,
+            request,
+            context,
+        )

@@ -15,6 +15,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from google.protobuf import json_format
@@ -22,6 +23,10 @@ from google.protobuf import json_format
 from a2a_grpc.card import BINDINGS
 from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
+
+if TYPE_CHECKING:
+    from a2a_grpc.executor import AgentExecutor
+    from a2a_grpc.store.base import Store
 
 __all__ = ["serve"]
 
@@ -202,22 +207,9 @@ def serve(
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from a2a_grpc.agents import load_agent
     from a2a_grpc.server import A2AServer, ServerConfig
-    from a2a_grpc.store import open_store
 
-    try:
-        executor = load_agent(agent)
-        order = [b.strip() for b in interfaces.split(",") if b.strip()]
-        unknown = [b for b in order if b not in BINDINGS]
-        if unknown:
-            raise ValueError(f"unknown interface(s) {', '.join(unknown)}; choose from {', '.join(BINDINGS)}")
-        store = open_store(store_url or _default_store())
-        ext = None
-        if extended_card is not None:
-            ext = json_format.Parse(extended_card.read_text(), pb.AgentCard(), ignore_unknown_fields=True)
-    except (ValueError, OSError, json_format.ParseError, json.JSONDecodeError) as exc:
-        raise click.ClickException(str(exc)) from None
+    executor, order, store, ext = _load(agent, interfaces, store_url, extended_card)
     dispatcher = None
     if push:
         from a2a_grpc.push import PushDispatcher
@@ -246,6 +238,29 @@ def serve(
         _run(server)
     except OSError as exc:
         raise click.ClickException(f"cannot start: {exc}") from None
+
+
+def _load(
+    agent: str, interfaces: str, store_url: str | None, extended_card: Path | None
+) -> tuple[AgentExecutor, list[str], Store, pb.AgentCard | None]:
+    """The agent, the interface order, the store and the extended card the
+    options name; a bad option is a ClickException (exit status 1)."""
+    from a2a_grpc.agents import load_agent
+    from a2a_grpc.store import open_store
+
+    try:
+        executor = load_agent(agent)
+        order = [b.strip() for b in interfaces.split(",") if b.strip()]
+        unknown = [b for b in order if b not in BINDINGS]
+        if unknown:
+            raise ValueError(f"unknown interface(s) {', '.join(unknown)}; choose from {', '.join(BINDINGS)}")
+        store = open_store(store_url or _default_store())
+        ext = None
+        if extended_card is not None:
+            ext = json_format.Parse(extended_card.read_text(), pb.AgentCard(), ignore_unknown_fields=True)
+    except (ValueError, OSError, json_format.ParseError, json.JSONDecodeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    return executor, order, store, ext
 
 
 def _run(server: object) -> None:

@@ -190,7 +190,7 @@ async def test_extended_card(push_server: A2AServer, server: A2AServer) -> None:
     ok = await cli("card", base_url(push_server), "--extended", "--json")
     assert json.loads(ok.stdout)["name"] == "Script Agent (extended)"
     missing = await cli("card", base_url(server), "--extended")
-    assert missing.exit_code == 1 and missing.stderr.startswith("error: EXTENDED_AGENT_CARD_NOT_CONFIGURED:")
+    assert missing.exit_code == 1 and missing.stderr.startswith("error: UNSUPPORTED_OPERATION:")
 
 
 async def test_review_says_each_thing_once(server: A2AServer) -> None:

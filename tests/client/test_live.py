@@ -120,7 +120,7 @@ async def test_cancel_and_subscribe(client: A2AClient) -> None:
         (lambda c: c.send_message("hi", task_id="missing"), ErrorCode.TASK_NOT_FOUND),
         (lambda c: c.get_task("x", history_length=-1), ErrorCode.INVALID_PARAMS),
         (lambda c: c.list_tasks(page_token="garbage"), ErrorCode.INVALID_PARAMS),
-        (lambda c: c.get_extended_agent_card(), ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED),
+        (lambda c: c.get_extended_agent_card(), ErrorCode.UNSUPPORTED_OPERATION),
         (lambda c: c.list_task_push_notification_configs("t"), ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED),
         (lambda c: c.send_message(pb.Message(parts=[])), ErrorCode.INVALID_PARAMS),
     ],

@@ -24,6 +24,9 @@ UNREACHABLE = {
     ErrorCode.RESOURCE_EXHAUSTED,  # a slow subscriber / config limits (tested in the core suite)
     ErrorCode.UNAVAILABLE,  # server shutting down
     ErrorCode.DEADLINE_EXCEEDED,
+    # An A2AServer's card claims an extended card only when one is configured
+    # (tested in tests/core/test_interceptors.py with a card that claims one).
+    ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED,
 }
 #: Errors that only exist where there is JSON framing (tested in test_malformed).
 HTTP_ONLY = {ErrorCode.PARSE_ERROR, ErrorCode.INVALID_REQUEST}
@@ -74,8 +77,8 @@ async def test_error_table(binding, bare, transcript):
         lambda: binding.call("SendMessage", send("silent")),
     )
     await expect(
-        "extended card not configured",
-        ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED,
+        "no extended card (capability absent)",
+        ErrorCode.UNSUPPORTED_OPERATION,
         lambda: binding.call("GetExtendedAgentCard", pb.GetExtendedAgentCardRequest()),
     )
     await expect(
@@ -129,7 +132,7 @@ async def test_error_table(binding, bare, transcript):
         lambda: collect(bare, "SendStreamingMessage", send("hi"), headers=ext),
     )
     await expect(
-        "no extended card",
+        "no extended card (capability false)",
         ErrorCode.UNSUPPORTED_OPERATION,
         lambda: bare.call("GetExtendedAgentCard", pb.GetExtendedAgentCardRequest(), headers=ext),
     )
