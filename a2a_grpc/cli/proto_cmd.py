@@ -38,7 +38,7 @@ def _locate(name: str) -> Traversable:
         return ours
     try:
         found = importlib.resources.files(".".join(path.parent.parts)) / path.name
-    except ModuleNotFoundError:
+    except (ModuleNotFoundError, ValueError):  # no such package, or no directory at all
         found = None
     if found is None or not found.is_file():
         raise click.ClickException(

@@ -27,7 +27,7 @@ from click.testing import CliRunner
 from google.protobuf import descriptor_pb2
 from grpc_tools import protoc
 
-from a2a_grpc.cli import main
+from a2a_grpc.cli import main, proto_cmd
 from a2a_grpc.cli.proto_cmd import SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
@@ -175,6 +175,21 @@ def test_proto_tree_is_the_schema_and_its_google_api_imports(workdir: Path, tmp_
     result = CliRunner().invoke(main, ["proto", "--imports-only", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert protos(tmp_path) == GOOGLE_API
+
+
+@pytest.mark.parametrize("imported", ["google/api/nope.proto", "acme/v1/x.proto", "x.proto"])
+def test_proto_tree_names_an_import_found_nowhere(
+    imported: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = tmp_path / SCHEMA
+    schema.parent.mkdir(parents=True)
+    schema.write_text(f'syntax = "proto3";\nimport "google/api/http.proto";\nimport "{imported}";\n')
+    monkeypatch.setattr(proto_cmd, "_ours", lambda: tmp_path)
+    result = CliRunner().invoke(main, ["proto", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: {imported} is imported but is neither in a2a_grpc nor googleapis-common-protos\n"
+    )
 
 
 def test_proto_tree_compiles_offline_with_grpc_tools(workdir: Path, tmp_path: Path) -> None:

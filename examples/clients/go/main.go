@@ -30,6 +30,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// Plaintext, as `a2a-grpc serve` listens. Debian's grpc-go is 1.33; from
+	// 1.34 on, say grpc.WithTransportCredentials(insecure.NewCredentials()).
 	conn, err := grpc.Dial(addr, grpc.WithInsecure())
 	if err != nil {
 		log.Fatal(err)
