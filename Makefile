@@ -10,7 +10,7 @@ ARGS ?=
 
 .PHONY: install gen check-gen buf-deps lint test serve bench bench-quick breaking clean
 
-install: $(STAMP) $(NODE_STAMP)
+install: $(STAMP) $(NODE_STAMP) buf-deps
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PY_BOOT) -m venv $(VENV)
@@ -33,7 +33,7 @@ check-gen: gen
 buf-deps: $(STAMP)
 	PYTHON=$(PY) bash scripts/buf-deps.sh
 
-lint: install buf-deps
+lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
