@@ -13,6 +13,7 @@ repository root.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -25,18 +26,31 @@ BUILTIN_AGENTS = {
     "code-review": "a2a_grpc.agents.code_review:CodeReviewAgent",
     "echo": "a2a_grpc.agents.echo:EchoAgent",
 }
+#: The extra a built-in agent needs, and the modules that extra installs.
+AGENT_EXTRAS = {"code-review": ("review", ("unidiff", "ruff"))}
+
+
+def _check_extra(spec: str) -> None:
+    """Raises ValueError naming the extra to install when a built-in agent's
+    tools are missing (e.g. the code-review agent without unidiff or ruff)."""
+    extra, modules = AGENT_EXTRAS.get(spec, ("", ()))
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ValueError(f"the {spec} agent needs {', '.join(missing)}: pip install 'a2a-grpc[{extra}]'")
 
 
 def load_agent(spec: str) -> AgentExecutor:
     """The AgentExecutor named by ``spec`` (see the module docstring).
 
-    Raises ValueError with a readable reason when it cannot be loaded."""
+    Raises ValueError with a readable reason when it cannot be loaded,
+    naming the extra to install when a built-in agent's tools are missing."""
     target = BUILTIN_AGENTS.get(spec, spec)
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(
             f"unknown agent {spec!r}: use one of {', '.join(sorted(BUILTIN_AGENTS))} or package.module:attribute"
         )
+    _check_extra(spec)
     if spec not in BUILTIN_AGENTS and "" not in sys.path and os.getcwd() not in sys.path:
         # Like `python -m` and uvicorn: modules of the current directory load.
         sys.path.insert(0, os.getcwd())

@@ -1,33 +1,41 @@
 """The ``a2a-grpc`` command line: ``serve`` and the client commands.
 
 Every command exits non-zero on failure and prints the A2A error reason
-(``error: TASK_NOT_FOUND: ...``), never a traceback.
+(``error: TASK_NOT_FOUND: ...``), never a traceback. The command line needs
+the ``cli`` extra (click, rich); without it ``a2a-grpc`` says how to install it.
 """
 
 from __future__ import annotations
 
-import click
-
-from a2a_grpc.cli.proto_cmd import proto
-from a2a_grpc.cli.serve import serve
+import importlib.util
+import sys
 
 __all__ = ["main"]
 
+#: The command line's own dependencies: the ``cli`` extra.
+CLI_EXTRA_MODULES = ("click", "rich")
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="a2a-grpc")
-def main() -> None:
-    """a2a-grpc: serve and talk to A2A v1.0 agents over gRPC, JSON-RPC and HTTP+JSON."""
+if any(importlib.util.find_spec(m) is None for m in CLI_EXTRA_MODULES):
 
+    def main() -> None:
+        """Without the ``cli`` extra there is no command line: say how to get it."""
+        sys.stderr.write("a2a-grpc: the command line needs the cli extra: pip install 'a2a-grpc[cli]'\n")
+        sys.exit(1)
 
-main.add_command(serve)
-main.add_command(proto)
-
-try:  # the client commands live in their own module
-    from a2a_grpc.cli.client_cmds import register
-except ImportError:  # pragma: no cover - only while the module is being written
-    pass
 else:
+    import click
+
+    from a2a_grpc.cli.client_cmds import register
+    from a2a_grpc.cli.proto_cmd import proto
+    from a2a_grpc.cli.serve import serve
+
+    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(package_name="a2a-grpc")
+    def main() -> None:
+        """a2a-grpc: serve and talk to A2A v1.0 agents over gRPC, JSON-RPC and HTTP+JSON."""
+
+    main.add_command(serve)
+    main.add_command(proto)
     register(main)
 
 if __name__ == "__main__":  # python -m a2a_grpc.cli
