@@ -10,9 +10,11 @@ refused, in-flight calls get ``grace_seconds`` to finish.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator, Sequence
+import signal
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +32,7 @@ from a2a_grpc.servicer import A2AServicer, abort
 from a2a_grpc.store.base import Store
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
 
-__all__ = ["A2AServer", "ServerConfig"]
+__all__ = ["A2AServer", "ServerConfig", "serve"]
 
 log = logging.getLogger("a2a_grpc.server")
 #: New gRPC calls grpc-core queues before the application accepts them (its
@@ -242,6 +244,27 @@ class A2AServer:
         """Returns once :meth:`stop` has completed."""
         await self._stopped.wait()
 
+    async def serve_forever(self, *, on_started: Callable[[A2AServer], None] | None = None) -> None:
+        """Starts the server, calls ``on_started(server)`` (ports and card are
+        known by then), serves until SIGINT or SIGTERM (or until the calling
+        task is cancelled), then stops gracefully (:meth:`stop`)."""
+        loop = asyncio.get_running_loop()
+        signalled = asyncio.Event()
+        handled = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+                loop.add_signal_handler(sig, signalled.set)
+                handled.append(sig)
+        await self.start()
+        try:
+            if on_started is not None:
+                on_started(self)
+            await signalled.wait()
+        finally:
+            for sig in handled:
+                loop.remove_signal_handler(sig)
+            await self.stop()
+
     async def __aenter__(self) -> A2AServer:
         await self.start()
         return self
@@ -324,3 +347,34 @@ def _add_servicer(servicer: A2AServicer, server: grpc.aio.Server) -> None:
 
 def _bracket(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def serve(
+    agent: AgentExecutor,
+    store: Store | None = None,
+    config: ServerConfig | None = None,
+    *,
+    push: PushSink | None = None,
+    extended_card: pb.AgentCard | None = None,
+    on_started: Callable[[A2AServer], None] | None = None,
+) -> None:
+    """Serves ``agent`` over gRPC, JSON-RPC and HTTP+JSON until SIGINT or
+    SIGTERM: the one-call way to run an agent from Python.
+
+    ``store`` defaults to an in-memory store (tasks are lost on exit; pass
+    ``a2a_grpc.store.open_store("sqlite:///PATH")`` or a PostgreSQL URL to keep
+    them); ``config`` to :class:`ServerConfig`'s defaults (127.0.0.1, gRPC
+    :50051, HTTP :8080). Runs its own event loop (uvloop when installed), so
+    call it from synchronous code; inside a running loop use
+    ``await A2AServer(...).serve_forever()``. Raises OSError when a port is
+    taken.
+    """
+    from a2a_grpc.store.memory import InMemoryTaskStore
+
+    server = A2AServer(agent, store or InMemoryTaskStore(), config, push=push, extended_card=extended_card)
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(server.serve_forever(on_started=on_started))
+        return
+    uvloop.run(server.serve_forever(on_started=on_started))

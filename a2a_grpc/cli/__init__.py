@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from typing import Any
 
 __all__ = ["main"]
 
 #: The command line's own dependencies: the ``cli`` extra.
 CLI_EXTRA_MODULES = ("click", "rich")
 
+main: Any  # the click group, or without the cli extra a function that says how to get it
+
 if any(importlib.util.find_spec(m) is None for m in CLI_EXTRA_MODULES):
 
-    def main() -> None:
+    def _without_cli() -> None:
         """Without the ``cli`` extra there is no command line: say how to get it."""
         sys.stderr.write("a2a-grpc: the command line needs the cli extra: pip install 'a2a-grpc[cli]'\n")
         sys.exit(1)
+
+    main = _without_cli
 
 else:
     import click
@@ -29,14 +34,15 @@ else:
     from a2a_grpc.cli.proto_cmd import proto
     from a2a_grpc.cli.serve import serve
 
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.group(name="a2a-grpc", context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(package_name="a2a-grpc")
-    def main() -> None:
+    def _group() -> None:
         """a2a-grpc: serve and talk to A2A v1.0 agents over gRPC, JSON-RPC and HTTP+JSON."""
 
-    main.add_command(serve)
-    main.add_command(proto)
-    register(main)
+    _group.add_command(serve)
+    _group.add_command(proto)
+    register(_group)
+    main = _group
 
 if __name__ == "__main__":  # python -m a2a_grpc.cli
     main()
