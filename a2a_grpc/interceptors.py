@@ -141,6 +141,15 @@ class InterceptorChain:
             (_own(interceptor, "before"), _own(interceptor, "after")) for interceptor in self.interceptors
         )
 
+    async def _before(self, call: CallContext, request: ProtoMessage, afters: list[_After]) -> None:
+        """Runs every ``before`` in order; ``afters`` collects the ``after`` of
+        each step whose ``before`` returned (for :meth:`_after`)."""
+        for before, after in self._steps:
+            if before is not None:
+                await before(call, request)
+            if after is not None:
+                afters.append(after)
+
     @staticmethod
     async def _after(call: CallContext, outcome: Outcome, afters: list[_After]) -> Outcome:
         for after in reversed(afters):
@@ -160,11 +169,7 @@ class InterceptorChain:
         afters: list[_After] = []  # of the steps whose before returned
         outcome: Outcome = None
         try:
-            for before, after in self._steps:
-                if before is not None:
-                    await before(call, request)
-                if after is not None:
-                    afters.append(after)
+            await self._before(call, request, afters)
             outcome = response = await operation(request, call)
         except A2AError as err:
             outcome = err
@@ -185,11 +190,7 @@ class InterceptorChain:
         afters: list[_After] = []
         outcome: Outcome = None
         try:
-            for before, after in self._steps:
-                if before is not None:
-                    await before(call, request)
-                if after is not None:
-                    afters.append(after)
+            await self._before(call, request, afters)
             events = operation(request, call)
             try:
                 async for event in events:

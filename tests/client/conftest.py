@@ -3,6 +3,7 @@ on ephemeral 127.0.0.1 ports, serving gRPC, JSON-RPC and HTTP+JSON."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections.abc import AsyncIterator
 
@@ -29,14 +30,21 @@ def base_url(server: A2AServer) -> str:
     return f"http://127.0.0.1:{server.http_port}"
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[A2AServer]:
-    srv = A2AServer(ScriptAgent(), InMemoryTaskStore(), ServerConfig(grpc_port=0, http_port=0))
+@contextlib.asynccontextmanager
+async def serving(config: ServerConfig) -> AsyncIterator[A2AServer]:
+    """A started server of the script agent (memory store), stopped on exit."""
+    srv = A2AServer(ScriptAgent(), InMemoryTaskStore(), config)
     await srv.start()
     try:
         yield srv
     finally:
         await srv.stop(0.2)
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[A2AServer]:
+    async with serving(ServerConfig(grpc_port=0, http_port=0)) as srv:
+        yield srv
 
 
 @pytest.fixture

@@ -17,21 +17,15 @@ from grpc_reflection.v1alpha import reflection
 from a2a_grpc.client import A2AClient
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
 from a2a_grpc.types import pb
-from tests.client.agents import ScriptAgent
-from tests.client.conftest import base_url
+from tests.client.conftest import base_url, serving
 from tests.client.test_cli import cli
 
 
 @pytest.fixture
 async def grpc_only() -> AsyncIterator[A2AServer]:
-    srv = A2AServer(ScriptAgent(), InMemoryTaskStore(), ServerConfig(grpc_port=0, http_port=None))
-    await srv.start()
-    try:
+    async with serving(ServerConfig(grpc_port=0, http_port=None)) as srv:
         yield srv
-    finally:
-        await srv.stop(0.2)
 
 
 @pytest.fixture
