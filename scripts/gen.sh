@@ -19,12 +19,14 @@ PY=${PYTHON:-python}
 site=$("$PY" -c 'import google.api.annotations_pb2 as m, pathlib; print(pathlib.Path(m.__file__).parents[2])')
 rm -rf a2a_grpc/gen
 mkdir -p a2a_grpc/gen
+# Each schema: lf/a2a/v1 (A2A v1.0, canonical) and a2a/v1 (A2A v0.3, for older clients).
+schemas=(lf/a2a/v1/a2a.proto a2a/v1/a2a.proto)
 "$PY" -m grpc_tools.protoc -Iproto -I"$site" \
   --python_out=a2a_grpc/gen --pyi_out=a2a_grpc/gen \
-  lf/a2a/v1/a2a.proto
+  "${schemas[@]}"
 "$PY" -m grpc_tools.protoc -Ia2a_grpc/gen=proto -I"$site" \
   --grpc_python_out=. \
-  a2a_grpc/gen/lf/a2a/v1/a2a.proto
-for d in a2a_grpc/gen a2a_grpc/gen/lf a2a_grpc/gen/lf/a2a a2a_grpc/gen/lf/a2a/v1; do
+  "${schemas[@]/#/a2a_grpc/gen/}"
+find a2a_grpc/gen -type d | while read -r d; do
   printf '"""Generated from proto/ by scripts/gen.sh; do not edit."""\n' > "$d/__init__.py"
 done
