@@ -57,6 +57,14 @@ def decode_json(body: bytes) -> Any:
         return None
 
 
+def _tls_hint(url: str) -> str:
+    """Why a server may hang up at once: a TLS port spoken to in plaintext,
+    or one that wants a client certificate (docs/tls.md)."""
+    if url.lower().startswith("http://"):
+        return " (if the port serves TLS, use https:// and --ca)"
+    return " (the server may require a client certificate it trusts: --cert/--key)"
+
+
 class HttpTransport(Transport):
     """Base of the JSON-RPC and HTTP+JSON transports. The aiohttp session is
     created lazily in the running loop. Unary calls are bounded by their
@@ -71,7 +79,9 @@ class HttpTransport(Transport):
     def session(self) -> aiohttp.ClientSession:
         """The transport's session (created on first use)."""
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession()
+            tls = self.options.tls
+            connector = aiohttp.TCPConnector(ssl=tls.ssl_context()) if tls is not None else None
+            self._session = aiohttp.ClientSession(connector=connector)
         return self._session
 
     async def probe(self, timeout: float) -> None:
@@ -121,6 +131,11 @@ class HttpTransport(Transport):
             raise A2AError(ErrorCode.DEADLINE_EXCEEDED, f"{verb} {url}: no answer within {limit}") from None
         except aiohttp.ClientPayloadError as exc:
             raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: connection lost: {exc}") from None
+        except aiohttp.ClientConnectorError as exc:
+            raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: {exc}") from None
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            # Connected, then hung up on or reset during set-up.
+            raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: {exc}{_tls_hint(url)}") from None
         except aiohttp.ClientError as exc:
             raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: {exc}") from None
 
