@@ -12,12 +12,13 @@ without ``signatures``, fields with presence (``optional``, messages) when
 set, REQUIRED fields always (empty ones too), every other field only when not
 its default; then JCS (RFC 8785, the ``rfc8785`` package).
 
-Verifying (client, :func:`verify_card`): every signature whose key is known —
-from :class:`TrustedKeys` (PEM public keys, certificates, JWK sets: ``a2a-grpc
-card --trust``), or the JWK set its ``jku`` names when that is an ``https``
-URL on the card's own host — must verify; a card with one that does not is
-refused, and ``require=True`` refuses a card without at least one verified
-signature (spec §8.4.3). The algorithm must be the key's own (no ``none``, no
+Verifying (client, :func:`verify_card`): the keys are :class:`TrustedKeys`
+(PEM public keys, certificates, JWK sets: ``a2a-grpc card --trust``) plus the
+JWK sets of ``jku`` URLs that are ``https`` on the card's own host. A
+signature whose ``kid`` names a known key must verify; when there are keys, at
+least one signature must verify with one of them; otherwise the card is
+refused. ``require=True`` also refuses a card without a verified signature
+(unsigned, or no key to check it: spec §8.4.3). The algorithm must be the key's own (no ``none``, no
 HS*, no RSA/EC confusion).
 
 Needs ``cryptography`` and ``rfc8785`` (extra ``tls``).
@@ -36,7 +37,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from google.protobuf import json_format
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import is_required, pb
@@ -71,7 +72,7 @@ def _required_default(f: FieldDescriptor) -> Any:
         return {} if f.message_type is not None and f.message_type.GetOptions().map_entry else []
     if f.type == f.TYPE_MESSAGE:
         return _fill_required({}, f.message_type)
-    if f.type == f.TYPE_ENUM:
+    if f.type == f.TYPE_ENUM and f.enum_type is not None:
         return f.enum_type.values_by_number[0].name
     if f.type == f.TYPE_BOOL:
         return False
@@ -82,8 +83,8 @@ def _required_default(f: FieldDescriptor) -> Any:
     return 0
 
 
-def _fill_required(raw: dict[str, Any], desc: Descriptor) -> dict[str, Any]:
-    """``raw`` (ProtoJSON of a ``desc`` message) with every REQUIRED field
+def _fill_required(raw: dict[str, Any], desc: Any) -> dict[str, Any]:
+    """``raw`` (ProtoJSON of a message of descriptor ``desc``) with every REQUIRED field
     present, recursively through the nested messages it holds."""
     for f in desc.fields:
         name = f.json_name
@@ -412,8 +413,8 @@ def verify_card(
 
     Raises ``A2AError(INVALID_AGENT_RESPONSE)`` when a signature is malformed
     or does not verify with the key its ``kid`` names (the card was altered,
-    or signed by someone else), or when trusted kid-less keys verify none of
-    them; with ``require``, also when the card has no signature or none
+    or signed by someone else), or when there are trusted keys and none
+    verifies any of them; with ``require``, also when the card has no signature or none
     verifies with a trusted key."""
     payload = _b64(canonical_card(card)) if card.signatures else ""
     verdicts = [_check_one(sig, payload, trusted) for sig in card.signatures]
@@ -425,7 +426,7 @@ def verify_card(
                 "the card was altered or signed with another key; refused",
             )
     verified = verdicts.count("ok")
-    if not verified and "unverified" in verdicts:
+    if card.signatures and not verified and trusted:
         raise A2AError(
             ErrorCode.INVALID_AGENT_RESPONSE,
             f"{source}: no signature verifies with a trusted key (the card was altered or "
