@@ -34,6 +34,7 @@ __all__ = [
     "is_grpc_url",
     "matching_interfaces",
     "parse_card",
+    "tls_hint",
 ]
 
 #: The path of the public Agent Card (RFC 8615 well-known URI, spec §8.2).
@@ -273,6 +274,10 @@ async def _get(
         raise A2AError(
             ErrorCode.DEADLINE_EXCEEDED, f"agent card at {url}: no answer in {timeout:g}s"
         ) from None
+    except aiohttp.ClientConnectorError as exc:
+        raise A2AError(ErrorCode.UNAVAILABLE, f"agent card at {url}: {exc}") from None
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+        raise A2AError(ErrorCode.UNAVAILABLE, f"agent card at {url}: {exc}{tls_hint(url)}") from None
     except aiohttp.ClientResponseError as exc:
         if "bad status line" not in str(exc.message).lower():
             raise A2AError(ErrorCode.UNAVAILABLE, f"agent card at {url}: {exc.message}") from None
@@ -282,6 +287,14 @@ async def _get(
     finally:
         if own:
             await sess.close()
+
+
+def tls_hint(url: str) -> str:
+    """Why a server may hang up right after connecting: a TLS port spoken to
+    in plaintext, or one that wants a client certificate (docs/tls.md)."""
+    if url.lower().startswith("http://"):
+        return " (if the port serves TLS, use https:// and --ca)"
+    return " (the server may require a client certificate it trusts: --cert/--key)"
 
 
 def _not_http(url: str) -> str:

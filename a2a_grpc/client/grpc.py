@@ -84,8 +84,9 @@ class GrpcTransport(Transport):
         try:
             await asyncio.wait_for(self._channel.channel_ready(), timeout)
         except TimeoutError:
+            hint = "" if self.tls else " (if it serves TLS, use grpcs:// and --ca)"
             raise A2AError(
-                ErrorCode.UNAVAILABLE, f"gRPC endpoint {self.target} not ready after {timeout:g}s"
+                ErrorCode.UNAVAILABLE, f"gRPC endpoint {self.target} not ready after {timeout:g}s{hint}"
             ) from None
 
     async def confirm_service(self, timeout: float) -> None:

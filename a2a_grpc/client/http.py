@@ -17,6 +17,7 @@ from google.protobuf import message as _message
 
 from a2a_grpc import protojson
 from a2a_grpc.client.base import CallOptions, Transport
+from a2a_grpc.client.card import tls_hint
 from a2a_grpc.client.sse import SSEEvent, iter_sse
 from a2a_grpc.errors import A2AError, ErrorCode
 
@@ -55,14 +56,6 @@ def decode_json(body: bytes) -> Any:
         return json.loads(body) if body else None
     except ValueError:
         return None
-
-
-def _tls_hint(url: str) -> str:
-    """Why a server may hang up at once: a TLS port spoken to in plaintext,
-    or one that wants a client certificate (docs/tls.md)."""
-    if url.lower().startswith("http://"):
-        return " (if the port serves TLS, use https:// and --ca)"
-    return " (the server may require a client certificate it trusts: --cert/--key)"
 
 
 class HttpTransport(Transport):
@@ -135,7 +128,7 @@ class HttpTransport(Transport):
             raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: {exc}") from None
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
             # Connected, then hung up on or reset during set-up.
-            raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: {exc}{_tls_hint(url)}") from None
+            raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: {exc}{tls_hint(url)}") from None
         except aiohttp.ClientError as exc:
             raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: {exc}") from None
 

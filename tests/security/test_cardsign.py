@@ -3,8 +3,10 @@ type, tampering refused, the card served signed, the client and the CLI."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -308,3 +310,24 @@ async def test_cli_serve_sign_card_checks(keys: dict[str, tuple[Path, Path]]) ->
     assert wildcard.exit_code == 1 and "--public-url" in wildcard.output
     public = await cli("serve", "--sign-card", keys["ec"][1], "--grpc-port", "0", "--http-port", "0")
     assert public.exit_code == 1 and "not an unencrypted PEM private key" in public.output
+
+
+@pytest.mark.interop
+async def test_the_official_sdk_canonicalises_our_served_card_the_same(
+    keys: dict[str, tuple[Path, Path]],
+) -> None:
+    """The a2a-sdk's signing payload of our served card equals ours, so its
+    verifier accepts our signatures (docs/tls.md names where the two differ:
+    REQUIRED fields left empty, which a served card does not have)."""
+    signer = CardSigner.from_pem(keys["ec"][0])
+    async with running(card_signer=signer) as (server, _), aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{server.http_port}/.well-known/agent-card.json"
+        async with session.get(url) as resp:
+            body = await resp.read()
+    script = Path(__file__).with_name("sdk_canonical.py")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(body), 60)
+    assert proc.returncode == 0
+    assert out == canonical_card(parse_card(json.loads(body)))

@@ -147,7 +147,7 @@ async def test_cli_over_mtls(pki: Pki) -> None:
             assert "hello" in result.output
         refused = await cli("card", base, "--ca", pki.ca)
         assert refused.exit_code == 1
-        assert "UNAVAILABLE" in refused.output
+        assert "UNAVAILABLE" in refused.output and "client certificate" in refused.output
     assert [identity.name for _, identity in recorder.calls] == [SPIFFE_ID] * 3
 
 
