@@ -150,8 +150,11 @@ class A2AServer:
 
     async def start(self) -> None:
         """Opens the store, binds both servers and starts serving; raises
-        OSError when a port cannot be bound."""
+        OSError when a port cannot be bound, ValueError when the TLS
+        configuration is unusable (see ``ServerTLS.check``)."""
         cfg = self.config
+        if cfg.tls is not None:
+            cfg.tls.check()
         await self.store.open()
         start = getattr(self.push, "start", None)
         if start is not None:

@@ -36,6 +36,7 @@ __all__ = [
     "ClientTLS",
     "PeerIdentity",
     "ServerTLS",
+    "describe",
     "identity_from_der",
     "identity_from_pem",
     "peer_identity",
@@ -96,8 +97,10 @@ def identity_from_der(der: bytes) -> PeerIdentity:
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def identity_from_pem(pem: bytes | str) -> PeerIdentity:
-    """:func:`identity_from_der` of the first certificate of a PEM text."""
+    """:func:`identity_from_der` of the first certificate of a PEM text
+    (cached too: grpc-core hands over the PEM on every call)."""
     if isinstance(pem, str):
         pem = pem.encode("ascii")
     return identity_from_der(ssl.PEM_cert_to_DER_cert(pem.decode("ascii")))

@@ -160,3 +160,24 @@ async def test_tls_options_are_checked(pki: Pki) -> None:
     assert result.exit_code == 1 and "--tls-key" in result.output
     result = await cli("card", "https://127.0.0.1:1", "--cert", pki.client_cert)
     assert result.exit_code == 2 and "--key" in result.output
+
+
+async def test_grpcs_url_without_a_card(pki: Pki) -> None:
+    """``grpcs://host:port`` names a TLS gRPC endpoint directly; reflection
+    confirms the service over the same TLS channel."""
+    async with running(tls=_tls(pki, client_ca=pki.ca, require_client_cert=True)) as (server, recorder):
+        client_tls = ClientTLS(ca=pki.ca, cert=pki.client_cert, key=pki.client_key)
+        async with await A2AClient.connect(f"grpcs://127.0.0.1:{server.grpc_port}", tls=client_tls) as client:
+            await client.list_tasks()
+    assert [identity.name for _, identity in recorder.calls] == [SPIFFE_ID]
+
+
+async def test_server_refuses_an_unusable_tls_configuration(pki: Pki) -> None:
+    from a2a_grpc.agents.echo import EchoAgent
+    from a2a_grpc.server import A2AServer, ServerConfig
+    from a2a_grpc.store.memory import InMemoryTaskStore
+
+    config = ServerConfig(grpc_port=0, http_port=0, tls=ServerTLS(pki.server_cert, pki.client_key))
+    server = A2AServer(EchoAgent(), InMemoryTaskStore(), config)
+    with pytest.raises(ValueError, match="unusable"):
+        await server.start()
