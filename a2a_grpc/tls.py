@@ -167,6 +167,9 @@ class ServerTLS:
             raise ValueError(
                 "--grpc-mtls-port is for optional client certificates; drop --require-client-cert"
             )
+        _read(self.cert, "TLS certificate")
+        _read(self.key, "TLS key")
+        self._client_ca()
         self.ssl_context()
 
     def _client_ca(self) -> bytes | None:
@@ -214,6 +217,13 @@ class ClientTLS:
         """Raises ValueError when only one of cert/key is given or a file is unusable."""
         if (self.cert is None) != (self.key is None):
             raise ValueError("a client certificate needs both --cert and --key")
+        for path, what in (
+            (self.ca, "CA bundle"),
+            (self.cert, "client certificate"),
+            (self.key, "client key"),
+        ):
+            if path is not None:
+                _read(path, what)
         self.ssl_context()
 
     def grpc_credentials(self) -> grpc.ChannelCredentials:

@@ -468,7 +468,7 @@ async def _stream(opts: Options, events: Any) -> int:
     "--trust",
     "trust",
     multiple=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, path_type=Path),
     metavar="KEYS",
     help="PEM public key, certificate or JWK set trusted for card signatures (repeatable).",
 )

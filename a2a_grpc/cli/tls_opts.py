@@ -20,7 +20,8 @@ import click
 
 __all__ = ["client_tls_options", "serve_tls_options"]
 
-_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+#: Existence is checked when the files are read, with a message naming what each file is for.
+_FILE = click.Path(dir_okay=False, path_type=Path)
 
 
 def _server_tls(

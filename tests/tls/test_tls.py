@@ -1,6 +1,6 @@
 """TLS and mTLS on both ports, every binding, over real sockets (docs/tls.md).
 
-A test CA made at test time (tests/security/certs.py) issues the server's
+A test CA made at test time (tests/tls/certs.py) issues the server's
 certificate, a client certificate naming a SPIFFE id, one naming only a DNS
 SAN, and — from a second, untrusted CA — a rogue client certificate.
 """
@@ -12,8 +12,8 @@ import pytest
 from a2a_grpc.client import A2AClient
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.tls import ClientTLS, PeerIdentity, ServerTLS
-from tests.security.certs import SPIFFE_ID, Pki
-from tests.security.conftest import cli, running
+from tests.tls.certs import SPIFFE_ID, Pki
+from tests.tls.conftest import cli, running
 
 BINDINGS = ("grpc", "jsonrpc", "rest")
 

@@ -2,7 +2,7 @@
 
 Run ONLY as its own process (the SDK's protos clash with ours in one process):
 
-    python tests/security/sdk_canonical.py < card.json
+    python tests/tls/sdk_canonical.py < card.json
 
 The SDK's ``a2a.utils.signing`` imports PyJWT, which this project does not
 install; only its canonicalisation is called, so stand-in modules satisfy the

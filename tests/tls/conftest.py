@@ -17,7 +17,7 @@ from a2a_grpc.cli import main
 from a2a_grpc.context import CallContext
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
-from tests.security.certs import Pki, make_pki
+from tests.tls.certs import Pki, make_pki
 
 
 @pytest.fixture(scope="session")

@@ -26,8 +26,8 @@ from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
 from a2a_grpc.tls import ClientTLS, ServerTLS
 from a2a_grpc.types import pb
-from tests.security.certs import Pki
-from tests.security.conftest import cli, running
+from tests.tls.certs import Pki
+from tests.tls.conftest import cli, running
 
 KEY_TYPES = ("ec", "rsa", "ed25519")
 
