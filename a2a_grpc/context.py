@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from a2a_grpc.tls import PeerIdentity
 
 __all__ = [
     "EXTENSIONS_KEY",
@@ -85,6 +88,7 @@ class CallContext:
     metadata: dict[str, list[str]] = field(default_factory=dict)
     peer: str = ""
     deadline: float | None = None
+    peer_identity: PeerIdentity | None = None
 
     @property
     def owner(self) -> Owner:

@@ -16,14 +16,14 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from a2a_grpc.card import BINDINGS, build_card
+from a2a_grpc.card import BINDINGS, PROTOCOL_VERSION, build_card
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.executor import AgentExecutor
 from a2a_grpc.handler import HandlerConfig, PushSink, RequestHandler
@@ -31,6 +31,10 @@ from a2a_grpc.interceptors import CallInterceptor
 from a2a_grpc.servicer import A2AServicer, abort
 from a2a_grpc.store.base import Store
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
+
+if TYPE_CHECKING:
+    from a2a_grpc.cardsign import CardSigner
+    from a2a_grpc.tls import ServerTLS
 
 __all__ = ["A2AServer", "ServerConfig", "serve"]
 
@@ -62,6 +66,14 @@ class ServerConfig:
     (``gc.freeze()``), so its full collections scan only what requests create —
     they were the p99 tail under load (REST streaming at concurrency 64: p99
     100 → 35 ms).
+    ``tls`` (:class:`~a2a_grpc.tls.ServerTLS`): TLS, and optionally mTLS,
+    on both ports; the card then advertises ``https://`` URLs (and the
+    mTLS-only gRPC port as a second GRPC interface); a verified client
+    certificate becomes ``CallContext.peer_identity`` (docs/tls.md).
+    ``card_signer`` (:class:`~a2a_grpc.cardsign.CardSigner`): signs the
+    public and the extended card once their URLs are known (spec §8.4); the
+    signed card's URLs come from this configuration only, never from a
+    request's ``Host`` header.
     """
 
     host: str = "127.0.0.1"
@@ -77,6 +89,8 @@ class ServerConfig:
     card_max_age_seconds: int = 300
     handler: HandlerConfig = field(default_factory=HandlerConfig)
     interceptors: Sequence[CallInterceptor] = ()
+    tls: ServerTLS | None = None
+    card_signer: CardSigner | None = None
 
 
 class A2AServer:
@@ -110,7 +124,10 @@ class A2AServer:
             push=push,
         )
         self.servicer = A2AServicer(self.handler, self.config.interceptors)
+        self.servicer.peer_identities = self.config.tls is not None and self.config.tls.client_ca is not None
         self.grpc_port = 0
+        #: The bound mTLS-only gRPC port (``ServerTLS.mtls_grpc_port``), else None.
+        self.mtls_grpc_port: int | None = None
         self.http_port: int | None = None
         self._grpc: grpc.aio.Server | None = None
         self._health: health.aio.HealthServicer | None = None
@@ -127,33 +144,31 @@ class A2AServer:
         host = cfg.host if cfg.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
         urls = {"GRPC": cfg.public_grpc or f"{host}:{self.grpc_port}"}
         if self.http_port is not None:
-            base = (cfg.public_url or f"http://{host}:{self.http_port}").rstrip("/")
+            scheme = "https" if cfg.tls is not None else "http"
+            base = (cfg.public_url or f"{scheme}://{host}:{self.http_port}").rstrip("/")
             urls["JSONRPC"] = base + "/"
             urls["HTTP+JSON"] = base
         return urls
 
     async def start(self) -> None:
         """Opens the store, binds both servers and starts serving; raises
-        OSError when a port cannot be bound."""
+        OSError when a port cannot be bound, ValueError when the TLS
+        configuration is unusable (see ``ServerTLS.check``)."""
         cfg = self.config
+        if cfg.tls is not None:
+            cfg.tls.check()
         await self.store.open()
         start = getattr(self.push, "start", None)
         if start is not None:
             await start()
         server = self._grpc_server()
-        self.grpc_port = server.add_insecure_port(f"{_bracket(cfg.host)}:{cfg.grpc_port}")
+        self.grpc_port = self._add_grpc_ports(server)
         if self.grpc_port == 0:
             raise OSError(f"cannot listen for gRPC on {cfg.host}:{cfg.grpc_port}")
         self._grpc = server
         if cfg.http_port is not None:
             await self._start_http(cfg.http_port)
-        self.handler.card = build_card(
-            self.executor.card,
-            self._urls(),
-            order=cfg.interface_order,
-            push=self.push is not None,
-            extended=self.handler.extended_card is not None,
-        )
+        self.handler.card = self._served_card()
         await server.start()
         assert self._health is not None
         await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
@@ -162,6 +177,59 @@ class A2AServer:
             gc.collect()
             gc.freeze()
         log.info("serving %s: gRPC %s, HTTP %s", self.card.name, self.grpc_port, self.http_port)
+        if cfg.tls is not None or cfg.card_signer is not None:
+            from a2a_grpc.tls import describe
+
+            ports = [self.grpc_port] + ([self.mtls_grpc_port] if self.mtls_grpc_port else [])
+            signed = (
+                f"; card signed ({cfg.card_signer.alg}, kid {cfg.card_signer.kid})" if cfg.card_signer else ""
+            )
+            log.info("%s%s", describe(cfg.tls, ports), signed)
+
+    def _add_grpc_ports(self, server: grpc.aio.Server) -> int:
+        """Binds the gRPC port — TLS when configured — and the optional
+        mTLS-only second port; returns the first port (0 when it cannot be
+        bound); raises OSError when the second cannot be."""
+        cfg = self.config
+        address = f"{_bracket(cfg.host)}:{cfg.grpc_port}"
+        if cfg.tls is None:
+            return server.add_insecure_port(address)
+        port = server.add_secure_port(address, cfg.tls.grpc_credentials())
+        if port and cfg.tls.mtls_grpc_port is not None:
+            second = f"{_bracket(cfg.host)}:{cfg.tls.mtls_grpc_port}"
+            self.mtls_grpc_port = server.add_secure_port(
+                second, cfg.tls.grpc_credentials(require_client_cert=True)
+            )
+            if not self.mtls_grpc_port:
+                raise OSError(f"cannot listen for gRPC (mTLS) on {second}")
+        return port
+
+    def _served_card(self) -> pb.AgentCard:
+        """The public card with this server's interfaces (the mTLS-only gRPC
+        port after the others), signed when a card signer is configured; the
+        extended card is signed too."""
+        cfg = self.config
+        card = build_card(
+            self.executor.card,
+            self._urls(),
+            order=cfg.interface_order,
+            push=self.push is not None,
+            extended=self.handler.extended_card is not None,
+        )
+        if self.mtls_grpc_port:
+            host = self._urls()["GRPC"].rsplit(":", 1)[0]
+            card.supported_interfaces.append(
+                pb.AgentInterface(
+                    url=f"{host}:{self.mtls_grpc_port}",
+                    protocol_binding="GRPC",
+                    protocol_version=PROTOCOL_VERSION,
+                )
+            )
+        if cfg.card_signer is not None:
+            card = cfg.card_signer.sign(card)
+            if self.handler.extended_card is not None:
+                self.handler.extended_card = cfg.card_signer.sign(self.handler.extended_card)
+        return card
 
     def _grpc_server(self) -> grpc.aio.Server:
         """The grpc.aio server with the A2A service, health and reflection."""
@@ -212,7 +280,8 @@ class A2AServer:
         )
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=cfg.grace_seconds)
         await runner.setup()
-        site = web.TCPSite(runner, cfg.host, port)
+        ssl_context = cfg.tls.ssl_context() if cfg.tls is not None else None
+        site = web.TCPSite(runner, cfg.host, port, ssl_context=ssl_context)
         await site.start()
         self._runner = runner
         sockets = getattr(site._server, "sockets", None) or []

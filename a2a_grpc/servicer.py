@@ -34,6 +34,7 @@ from a2a_grpc.interceptors import (
     RequestValidation,
     VersionNegotiation,
 )
+from a2a_grpc.tls import peer_identity
 from a2a_grpc.types import pb
 
 __all__ = ["SERVICE", "A2AServicer", "abort", "builtin_interceptors"]
@@ -71,14 +72,19 @@ def builtin_interceptors(handler: RequestHandler) -> list[CallInterceptor]:
     ]
 
 
-def _call_context(context: RpcContext, rpc: str, request: ProtoMessage) -> CallContext:
-    return CallContext.from_metadata(
+def _call_context(
+    context: RpcContext, rpc: str, request: ProtoMessage, *, peer_identities: bool = False
+) -> CallContext:
+    call = CallContext.from_metadata(
         f"/{SERVICE.full_name}/{rpc}",
         context.invocation_metadata(),
         tenant=getattr(request, "tenant", ""),
         peer=context.peer(),
         deadline=context.time_remaining(),
     )
+    if peer_identities:
+        call.peer_identity = peer_identity(context)
+    return call
 
 
 async def _echo_extensions(context: RpcContext, call: CallContext) -> None:
@@ -98,6 +104,9 @@ class A2AServicer:
     def __init__(self, handler: RequestHandler, interceptors: Sequence[CallInterceptor] = ()) -> None:
         self.handler = handler
         self.chain = InterceptorChain([*builtin_interceptors(handler), *interceptors])
+        #: Read the TLS client certificate of every call into
+        #: ``CallContext.peer_identity`` (set by A2AServer when a client CA is configured).
+        self.peer_identities = False
 
     async def _unary(
         self,
@@ -108,7 +117,7 @@ class A2AServicer:
     ) -> Resp:
         """Runs a unary ``operation`` in the chain: its response (activated
         extensions echoed), or the call aborted with the A2AError."""
-        call = _call_context(context, rpc, request)
+        call = _call_context(context, rpc, request, peer_identities=self.peer_identities)
         try:
             response = await self.chain.unary(call, request, operation)
         except A2AError as err:
@@ -128,7 +137,7 @@ class A2AServicer:
         """Runs a streaming ``operation`` in the chain: its events (activated
         extensions echoed before the first), then the call aborted with the
         A2AError that ended it, if any."""
-        call = _call_context(context, rpc, request)
+        call = _call_context(context, rpc, request, peer_identities=self.peer_identities)
         events = self.chain.stream(call, request, operation)
         error: A2AError | None = None
         first = True

@@ -69,6 +69,13 @@ class GatewayContext:
             return f"ipv6:[{host}]:{port}" if ":" in str(host) else f"ipv4:{host}:{port}"
         return f"unix:{peername}" if peername else "unknown"
 
+    def peer_certificate(self) -> bytes | None:
+        """The DER client certificate of the TLS connection, verified by the
+        server's client CA (None over plaintext or without a certificate)."""
+        transport = self._request.transport
+        tls = transport.get_extra_info("ssl_object") if transport is not None else None
+        return tls.getpeercert(binary_form=True) if tls is not None else None
+
     def time_remaining(self) -> float | None:
         """HTTP requests carry no deadline: None."""
         return None

@@ -37,6 +37,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from a2a_grpc import protojson
+from a2a_grpc.cli.tls_opts import client_tls_options
 from a2a_grpc.client import A2AClient, StreamTruncatedError
 from a2a_grpc.client.card import BINDINGS, fetch_card
 from a2a_grpc.errors import A2AError, ErrorCode
@@ -79,8 +80,10 @@ class Options:
         timeout: float,
         headers: Sequence[str],
         extensions: Sequence[str],
+        tls: Any = None,
     ) -> None:
         self.url = url
+        self.tls = tls
         self.bindings = (binding,) if binding else tuple(BINDINGS)
         self.as_json = as_json
         self.timeout = timeout
@@ -95,6 +98,7 @@ class Options:
             timeout=self.timeout,
             headers=self.headers,
             extensions=self.extensions,
+            tls=self.tls,
         )
 
 
@@ -148,6 +152,7 @@ def client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     )
     @click.option("--extension", "extensions", multiple=True, metavar="URI", help="Request an A2A extension.")
     @click.argument("url")
+    @client_tls_options
     @functools.wraps(fn)
     def wrapper(
         url: str,
@@ -156,9 +161,10 @@ def client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         timeout: float,
         headers: tuple[str, ...],
         extensions: tuple[str, ...],
+        tls: Any = None,
         **kwargs: Any,
     ) -> Any:
-        opts = Options(url, binding, as_json, timeout, headers, extensions)
+        opts = Options(url, binding, as_json, timeout, headers, extensions, tls)
         return fn(opts, **kwargs)
 
     return wrapper
@@ -455,12 +461,33 @@ async def _stream(opts: Options, events: Any) -> int:
 @click.command()
 @client_options
 @click.option("--extended", is_flag=True, help="Fetch the extended card (GetExtendedAgentCard) instead.")
-def card(opts: Options, extended: bool) -> None:
-    """Fetch, validate and show the Agent Card of the agent at URL."""
+@click.option(
+    "--verify", is_flag=True, help="Refuse the card unless a signature verifies (spec §8.4; see --trust)."
+)
+@click.option(
+    "--trust",
+    "trust",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="KEYS",
+    help="PEM public key, certificate or JWK set trusted for card signatures (repeatable).",
+)
+def card(opts: Options, extended: bool, verify: bool, trust: tuple[Path, ...]) -> None:
+    """Fetch, validate and show the Agent Card of the agent at URL. A signed
+    card is verified (with --trust keys and its own-host https jku) and
+    refused when a signature fails; --verify refuses an unverified one."""
+    trusted = _trusted(trust)
 
     async def go() -> pb.AgentCard:
         if not extended:
-            return await fetch_card(opts.url, timeout=opts.timeout, headers=opts.headers)
+            return await fetch_card(
+                opts.url,
+                timeout=opts.timeout,
+                headers=opts.headers,
+                tls=opts.tls,
+                trusted=trusted,
+                require_signature=verify,
+            )
         async with await opts.client() as client:
             return await client.get_extended_agent_card()
 
@@ -469,6 +496,18 @@ def card(opts: Options, extended: bool) -> None:
         print_json(opts, result)
     else:
         render_card(opts.out, result)
+
+
+def _trusted(paths: Sequence[Path]) -> Any:
+    """The TrustedKeys of --trust files (None without any); a bad file is a usage error."""
+    if not paths:
+        return None
+    from a2a_grpc.cardsign import TrustedKeys
+
+    try:
+        return TrustedKeys.from_files(paths)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--trust") from None
 
 
 def _file_part(path: str) -> pb.Part:

@@ -15,12 +15,13 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from google.protobuf import json_format
 
 from a2a_grpc.card import BINDINGS
+from a2a_grpc.cli.tls_opts import serve_tls_options
 from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
 
@@ -185,6 +186,7 @@ def _default_store() -> str:
     show_envvar=True,
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
 )
+@serve_tls_options
 def serve(
     agent: str,
     host: str,
@@ -204,6 +206,8 @@ def serve(
     max_message_bytes: int,
     grace: float,
     log_level: str,
+    tls: Any = None,
+    card_signer: Any = None,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -232,6 +236,8 @@ def serve(
         freeze_gc=True,
         interface_order=order,
         handler=HandlerConfig(strict_version=strict_version),
+        tls=tls,
+        card_signer=card_signer,
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
     try:
@@ -281,7 +287,8 @@ def _run(server: object) -> None:
             click.echo(f"  {iface.protocol_binding:<9} {iface.url}", err=True)
         if server.http_port is not None:
             click.echo(
-                f"  card      http://{server.config.host}:{server.http_port}/.well-known/agent-card.json",
+                f"  card      {'https' if server.config.tls else 'http'}://{server.config.host}:"
+                f"{server.http_port}/.well-known/agent-card.json",
                 err=True,
             )
         sys.stderr.flush()

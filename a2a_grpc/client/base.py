@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -18,6 +19,9 @@ from google.protobuf import message_factory
 
 from a2a_grpc.client.card import PROTOCOL_VERSION
 from a2a_grpc.types import pb
+
+if TYPE_CHECKING:
+    from a2a_grpc.tls import ClientTLS
 
 __all__ = ["SERVICE", "CallOptions", "Transport", "method", "response_class"]
 
@@ -42,11 +46,15 @@ def response_class(m: _descriptor.MethodDescriptor) -> type[_message.Message]:
 @dataclass(frozen=True, slots=True)
 class CallOptions:
     """What every call sends besides the request: extra headers (e.g.
-    ``Authorization``), the requested extension URIs, and the A2A version."""
+    ``Authorization``), the requested extension URIs, and the A2A version.
+    ``tls`` (:class:`~a2a_grpc.tls.ClientTLS`): the CA to trust and the client
+    certificate for mTLS, on every binding (None: system roots, no client
+    certificate, and gRPC over TLS only when the URL says so)."""
 
     headers: Mapping[str, str] = field(default_factory=dict)
     extensions: Sequence[str] = ()
     version: str = PROTOCOL_VERSION
+    tls: ClientTLS | None = None
 
     def http_headers(self) -> dict[str, str]:
         """HTTP headers: the caller's, then ``A2A-Version`` and, when any

@@ -8,8 +8,9 @@ whose binding and protocol version it supports (spec §8.3.2, digest §8.2).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -18,16 +19,22 @@ from google.protobuf import json_format
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import is_required, pb
 
+if TYPE_CHECKING:
+    from a2a_grpc.cardsign import TrustedKeys
+    from a2a_grpc.tls import ClientTLS
+
 __all__ = [
     "BINDINGS",
     "PROTOCOL_VERSION",
     "WELL_KNOWN_PATH",
     "binding_key",
     "card_url",
+    "check_signatures",
     "fetch_card",
     "is_grpc_url",
     "matching_interfaces",
     "parse_card",
+    "tls_hint",
 ]
 
 #: The path of the public Agent Card (RFC 8615 well-known URI, spec §8.2).
@@ -38,6 +45,7 @@ PROTOCOL_VERSION = "1.0"
 #: ``protocolBinding`` strings (digest §8.2).
 BINDINGS: Mapping[str, str] = {"grpc": "GRPC", "jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
 _BY_PROTOCOL = {v: k for k, v in BINDINGS.items()}
+log = logging.getLogger(__name__)
 
 
 def binding_key(name: str) -> str:
@@ -160,8 +168,17 @@ async def fetch_card(
     timeout: float = 30.0,
     headers: Mapping[str, str] | None = None,
     session: aiohttp.ClientSession | None = None,
+    tls: ClientTLS | None = None,
+    trusted: TrustedKeys | None = None,
+    require_signature: bool = False,
 ) -> pb.AgentCard:
     """GETs and validates the public Agent Card of ``base_url``.
+
+    ``tls`` gives the CA to trust (and a client certificate) for ``https``.
+    The card's signatures are checked when it has any (spec §8.4.3, see
+    :func:`check_signatures`) with the ``trusted`` keys and those of a
+    ``jku`` on the card's own ``https`` host; ``require_signature`` refuses a
+    card without a verified one.
 
     Raises ``A2AError``: UNAVAILABLE when the server cannot be reached or
     does not answer HTTP/1.1 (the message suggests ``grpc://`` for a gRPC
@@ -178,7 +195,7 @@ async def fetch_card(
             "(give the agent's HTTP URL, or call GetExtendedAgentCard over gRPC)",
         )
     url = card_url(base_url)
-    status, body = await _get(url, timeout, headers, session)
+    status, body = await _get(url, timeout, headers, session, tls)
     if status != 200:
         code = ErrorCode.from_http_status(status)
         if code not in (
@@ -194,11 +211,52 @@ async def fetch_card(
         raw = json.loads(body)
     except ValueError:
         raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"agent card at {url}: not JSON") from None
-    return parse_card(raw, source=f"agent card at {url}")
+    card = parse_card(raw, source=f"agent card at {url}")
+    if card.signatures or require_signature:
+        await check_signatures(card, url, trusted, require=require_signature, timeout=timeout, tls=tls)
+    return card
+
+
+async def check_signatures(
+    card: pb.AgentCard,
+    url: str,
+    trusted: TrustedKeys | None,
+    *,
+    require: bool = False,
+    timeout: float = 30.0,
+    tls: ClientTLS | None = None,
+) -> int:
+    """Verifies the signatures of a card fetched from ``url`` (spec §8.4.3)
+    with ``trusted`` plus the JWK sets of its ``jku`` URLs that are ``https``
+    on ``url``'s host (a set that cannot be fetched is skipped); returns how
+    many verified. Raises ``A2AError(INVALID_AGENT_RESPONSE)`` as
+    :func:`a2a_grpc.cardsign.verify_card` does."""
+    try:
+        from a2a_grpc.cardsign import TrustedKeys, jku_urls, verify_card
+    except ImportError:  # pragma: no cover - the extra is part of dev
+        if not require:
+            log.debug("agent card at %s is signed; install a2a-grpc[tls] to verify it", url)
+            return 0
+        raise A2AError(
+            ErrorCode.INVALID_AGENT_RESPONSE, "verifying card signatures needs the extra a2a-grpc[tls]"
+        ) from None
+    keys = TrustedKeys(dict(trusted.by_kid), list(trusted.anonymous)) if trusted else TrustedKeys()
+    for jku in jku_urls(card, url):
+        try:
+            status, body = await _get(jku, timeout, None, None, tls)
+            if status == 200:
+                keys.add_jwks(json.loads(body), source=jku)
+        except (A2AError, ValueError) as exc:
+            log.warning("agent card at %s: cannot use the keys at %s: %s", url, jku, exc)
+    return verify_card(card, keys, require=require, source=f"agent card at {url}")
 
 
 async def _get(
-    url: str, timeout: float, headers: Mapping[str, str] | None, session: aiohttp.ClientSession | None
+    url: str,
+    timeout: float,
+    headers: Mapping[str, str] | None,
+    session: aiohttp.ClientSession | None,
+    tls: ClientTLS | None = None,
 ) -> tuple[int, bytes]:
     """GETs ``url``: (HTTP status, body); transport failures as A2AError
     (see :func:`fetch_card`)."""
@@ -209,12 +267,17 @@ async def _get(
             url,
             headers={"Accept": "application/json", **(headers or {})},
             timeout=aiohttp.ClientTimeout(total=timeout),
+            ssl=tls.ssl_context() if tls is not None else True,
         ) as resp:
             return resp.status, await resp.read()
     except TimeoutError:
         raise A2AError(
             ErrorCode.DEADLINE_EXCEEDED, f"agent card at {url}: no answer in {timeout:g}s"
         ) from None
+    except aiohttp.ClientConnectorError as exc:
+        raise A2AError(ErrorCode.UNAVAILABLE, f"agent card at {url}: {exc}") from None
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+        raise A2AError(ErrorCode.UNAVAILABLE, f"agent card at {url}: {exc}{tls_hint(url)}") from None
     except aiohttp.ClientResponseError as exc:
         if "bad status line" not in str(exc.message).lower():
             raise A2AError(ErrorCode.UNAVAILABLE, f"agent card at {url}: {exc.message}") from None
@@ -224,6 +287,14 @@ async def _get(
     finally:
         if own:
             await sess.close()
+
+
+def tls_hint(url: str) -> str:
+    """Why a server may hang up right after connecting: a TLS port spoken to
+    in plaintext, or one that wants a client certificate (docs/tls.md)."""
+    if url.lower().startswith("http://"):
+        return " (if the port serves TLS, use https:// and --ca)"
+    return " (the server may require a client certificate it trusts: --cert/--key)"
 
 
 def _not_http(url: str) -> str:

@@ -19,7 +19,7 @@ from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from google.protobuf import message as _message
@@ -42,6 +42,10 @@ from a2a_grpc.client.jsonrpc import JsonRpcTransport
 from a2a_grpc.client.rest import RestTransport
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import is_final, new_id, pb
+
+if TYPE_CHECKING:
+    from a2a_grpc.cardsign import TrustedKeys
+    from a2a_grpc.tls import ClientTLS
 
 __all__ = ["DEFAULT_BINDINGS", "A2AClient", "make_transport"]
 
@@ -121,6 +125,9 @@ class A2AClient:
         connect_timeout: float = 5.0,
         headers: Mapping[str, str] | None = None,
         extensions: Sequence[str] = (),
+        tls: ClientTLS | None = None,
+        trusted_keys: TrustedKeys | None = None,
+        require_signed_card: bool = False,
     ) -> A2AClient:
         """Fetches the Agent Card at ``base_url`` (``/.well-known/agent-card.json``)
         and connects to the first interface of the card, in the card's order,
@@ -134,6 +141,12 @@ class A2AClient:
         the gRPC binding is used, and the server's reflection service (when
         it has one) must list ``lf.a2a.v1.A2AService``.
 
+        ``tls`` (:class:`~a2a_grpc.tls.ClientTLS`): CA and client certificate
+        for ``https`` / ``grpcs`` and mTLS, on every binding. A signed card is
+        verified with ``trusted_keys`` (and its own-host ``jku``) and refused
+        when a signature fails; ``require_signed_card`` also refuses one
+        without a verified signature (spec §8.4.3).
+
         Raises ``A2AError``: the card errors of
         :func:`~a2a_grpc.client.card.fetch_card`; UNSUPPORTED_OPERATION (or
         VERSION_NOT_SUPPORTED) when no interface matches, or when a
@@ -141,17 +154,18 @@ class A2AClient:
         reachable.
         """
         if is_grpc_url(base_url):
-            allowed = {binding_key(b) for b in bindings}
-            if "grpc" not in allowed:
-                raise A2AError(
-                    ErrorCode.UNSUPPORTED_OPERATION,
-                    f"{base_url} is a gRPC endpoint, but only {', '.join(sorted(allowed))} was allowed",
-                )
-            options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions))
+            options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions), tls=tls)
             return await cls._connect_grpc(
-                base_url, options, timeout=timeout, connect_timeout=connect_timeout
+                base_url, options, bindings, timeout=timeout, connect_timeout=connect_timeout
             )
-        card = await fetch_card(base_url, timeout=timeout or 30.0, headers=headers)
+        card = await fetch_card(
+            base_url,
+            timeout=timeout or 30.0,
+            headers=headers,
+            tls=tls,
+            trusted=trusted_keys,
+            require_signature=require_signed_card,
+        )
         return await cls.from_card(
             card,
             bindings=bindings,
@@ -160,12 +174,25 @@ class A2AClient:
             headers=headers,
             extensions=extensions,
             base_url=card_url(base_url),
+            tls=tls,
         )
 
     @classmethod
     async def _connect_grpc(
-        cls, url: str, options: CallOptions, *, timeout: float | None, connect_timeout: float
+        cls,
+        url: str,
+        options: CallOptions,
+        bindings: Iterable[str],
+        *,
+        timeout: float | None,
+        connect_timeout: float,
     ) -> A2AClient:
+        allowed = {binding_key(b) for b in bindings}
+        if "grpc" not in allowed:
+            raise A2AError(
+                ErrorCode.UNSUPPORTED_OPERATION,
+                f"{url} is a gRPC endpoint, but only {', '.join(sorted(allowed))} was allowed",
+            )
         transport = GrpcTransport(url, options)
         try:
             await transport.probe(connect_timeout)
@@ -187,9 +214,11 @@ class A2AClient:
         headers: Mapping[str, str] | None = None,
         extensions: Sequence[str] = (),
         base_url: str = "",
+        tls: ClientTLS | None = None,
     ) -> A2AClient:
         """:meth:`connect` for a card already in hand. ``base_url`` resolves
-        relative HTTP interface URLs."""
+        relative HTTP interface URLs; a card that came over ``https`` makes its
+        bare ``host:port`` gRPC URLs TLS too (with ``tls`` or the system roots)."""
         allowed = [binding_key(b) for b in bindings]
         candidates = matching_interfaces(card, allowed)
         if not candidates:
@@ -204,7 +233,11 @@ class A2AClient:
             raise A2AError(
                 code, f"the agent offers no {wanted} interface for A2A {PROTOCOL_VERSION} (card: {offered})"
             )
-        options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions))
+        if tls is None and base_url.lower().startswith("https://"):
+            from a2a_grpc.tls import ClientTLS
+
+            tls = ClientTLS()
+        options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions), tls=tls)
         failures: list[str] = []
         for iface in candidates:
             url = iface.url
@@ -232,15 +265,17 @@ class A2AClient:
         timeout: float | None = 30.0,
         headers: Mapping[str, str] | None = None,
         extensions: Sequence[str] = (),
+        tls: ClientTLS | None = None,
     ) -> A2AClient:
         """A client for a known interface, without fetching the card.
         ``binding`` is ``grpc`` / ``jsonrpc`` / ``rest`` (or the card's
-        names). Nothing is connected until the first call."""
+        names); ``tls`` as in :meth:`connect`. Nothing is connected until the
+        first call."""
         key = binding_key(binding)
         iface = pb.AgentInterface(
             url=url, protocol_binding=BINDINGS[key], tenant=tenant, protocol_version=PROTOCOL_VERSION
         )
-        options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions))
+        options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions), tls=tls)
         return cls(make_transport(url, key, options), iface, timeout=timeout)
 
     @property

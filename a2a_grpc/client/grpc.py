@@ -3,8 +3,9 @@
 Calls the generated ``A2AServiceStub`` on a ``grpc.aio`` channel. The card's
 GRPC interface URL is a bare ``host:port`` (design.md); a URL with a scheme is
 accepted too: ``grpc://`` and ``http://`` mean plaintext, ``grpcs://`` and
-``https://`` mean TLS with the system roots; a bare target on port 443 uses
-TLS. Service parameters travel as metadata ``a2a-version`` /
+``https://`` mean TLS with the system roots; a bare target uses TLS on port
+443 or when the client has TLS settings (``CallOptions.tls``: CA, client
+certificate for mTLS). Service parameters travel as metadata ``a2a-version`` /
 ``a2a-extensions``.
 """
 
@@ -54,6 +55,8 @@ class GrpcTransport(Transport):
     def __init__(self, url: str, options: CallOptions, *, max_message_bytes: int = 16 * 1024 * 1024) -> None:
         super().__init__(url, options)
         self.target, self.tls = grpc_target(url)
+        if options.tls is not None and "://" not in url:
+            self.tls = True
         self._max = max_message_bytes
         self._channel: grpc.aio.Channel | None = None
         self._stub: pb_grpc.A2AServiceStub | None = None
@@ -65,9 +68,9 @@ class GrpcTransport(Transport):
                 ("grpc.max_send_message_length", self._max),
             ]
             if self.tls:
-                self._channel = grpc.aio.secure_channel(
-                    self.target, grpc.ssl_channel_credentials(), options=opts
-                )
+                tls = self.options.tls
+                creds = tls.grpc_credentials() if tls is not None else grpc.ssl_channel_credentials()
+                self._channel = grpc.aio.secure_channel(self.target, creds, options=opts)
             else:
                 self._channel = grpc.aio.insecure_channel(self.target, options=opts)
             self._stub = pb_grpc.A2AServiceStub(self._channel)
@@ -81,8 +84,9 @@ class GrpcTransport(Transport):
         try:
             await asyncio.wait_for(self._channel.channel_ready(), timeout)
         except TimeoutError:
+            hint = "" if self.tls else " (if it serves TLS, use grpcs:// and --ca)"
             raise A2AError(
-                ErrorCode.UNAVAILABLE, f"gRPC endpoint {self.target} not ready after {timeout:g}s"
+                ErrorCode.UNAVAILABLE, f"gRPC endpoint {self.target} not ready after {timeout:g}s{hint}"
             ) from None
 
     async def confirm_service(self, timeout: float) -> None:
@@ -116,6 +120,19 @@ class GrpcTransport(Transport):
                 f"(it serves: {', '.join(names) or 'nothing'})",
             )
 
+    def _error(self, err: grpc.aio.AioRpcError) -> A2AError:
+        """from_grpc_error, with a hint when the connection was closed during
+        set-up: a TLS port spoken to in plaintext, or a refused certificate."""
+        error = from_grpc_error(err)
+        if error.code == ErrorCode.UNAVAILABLE and "Socket closed" in (err.details() or ""):
+            hint = (
+                "use grpcs:// or --ca for a TLS port"
+                if not self.tls
+                else "the server may require a client certificate it trusts: --cert/--key"
+            )
+            return A2AError(ErrorCode.UNAVAILABLE, f"{error.message} ({hint})")
+        return error
+
     def _call_kwargs(self, timeout: float | None) -> dict[str, Any]:
         return {"timeout": timeout, "metadata": self.options.grpc_metadata()}
 
@@ -126,7 +143,7 @@ class GrpcTransport(Transport):
         try:
             response: _message.Message = await rpc(request, **self._call_kwargs(timeout))
         except grpc.aio.AioRpcError as err:
-            raise from_grpc_error(err) from None
+            raise self._error(err) from None
         return response
 
     async def stream(
@@ -137,7 +154,7 @@ class GrpcTransport(Transport):
             async for event in call:
                 yield event
         except grpc.aio.AioRpcError as err:
-            raise from_grpc_error(err) from None
+            raise self._error(err) from None
         finally:
             call.cancel()
 

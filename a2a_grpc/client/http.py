@@ -17,6 +17,7 @@ from google.protobuf import message as _message
 
 from a2a_grpc import protojson
 from a2a_grpc.client.base import CallOptions, Transport
+from a2a_grpc.client.card import tls_hint
 from a2a_grpc.client.sse import SSEEvent, iter_sse
 from a2a_grpc.errors import A2AError, ErrorCode
 
@@ -71,7 +72,9 @@ class HttpTransport(Transport):
     def session(self) -> aiohttp.ClientSession:
         """The transport's session (created on first use)."""
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession()
+            tls = self.options.tls
+            connector = aiohttp.TCPConnector(ssl=tls.ssl_context()) if tls is not None else None
+            self._session = aiohttp.ClientSession(connector=connector)
         return self._session
 
     async def probe(self, timeout: float) -> None:
@@ -121,6 +124,11 @@ class HttpTransport(Transport):
             raise A2AError(ErrorCode.DEADLINE_EXCEEDED, f"{verb} {url}: no answer within {limit}") from None
         except aiohttp.ClientPayloadError as exc:
             raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: connection lost: {exc}") from None
+        except aiohttp.ClientConnectorError as exc:
+            raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: {exc}") from None
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            # Connected, then hung up on or reset during set-up.
+            raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: {exc}{tls_hint(url)}") from None
         except aiohttp.ClientError as exc:
             raise A2AError(ErrorCode.UNAVAILABLE, f"{verb} {url}: {exc}") from None
 

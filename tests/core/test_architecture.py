@@ -38,11 +38,24 @@ CORE = (
     "a2a_grpc.pushconfigs",
     "a2a_grpc.store",
 )
+#: Transport security and card signatures: used by the server, the gateway and the client alike.
+SECURITY = ("a2a_grpc.tls", "a2a_grpc.cardsign")
 SERVER_SIDE = ("a2a_grpc.server", "a2a_grpc.servicer", "gateway", "a2a_grpc.push")
 OUTER = ("a2a_grpc.client", "a2a_grpc.cli", "a2a_grpc.agents")
 TRANSPORTS = ("aiohttp", "grpc.aio", "grpc_health", "grpc_reflection")
 #: Optional extras: imported at module level only by the modules of their own feature.
-EXTRAS = ("asyncpg", "uvloop", "click", "rich", "ruff", "unidiff", "opentelemetry", "prometheus_client")
+EXTRAS = (
+    "asyncpg",
+    "uvloop",
+    "click",
+    "rich",
+    "ruff",
+    "unidiff",
+    "opentelemetry",
+    "prometheus_client",
+    "cryptography",
+    "rfc8785",
+)
 EXTRA_HOMES = {
     "click": ("a2a_grpc.cli",),
     "rich": ("a2a_grpc.cli",),
@@ -58,6 +71,10 @@ RULES: dict[str, tuple[str, ...]] = {
     "a2a_grpc.servicer": (*TRANSPORTS, "gateway", "a2a_grpc.server", "a2a_grpc.push", *OUTER),
     "gateway": ("a2a_grpc.handler", "a2a_grpc.server", "a2a_grpc.push", *OUTER),
     "a2a_grpc.push": ("gateway", "a2a_grpc.server", "a2a_grpc.servicer", "a2a_grpc.handler", *OUTER),
+    **{
+        room: ("aiohttp", "gateway", "a2a_grpc.server", "a2a_grpc.servicer", "a2a_grpc.handler", *OUTER)
+        for room in SECURITY
+    },
     "a2a_grpc.client": (
         "gateway",
         "a2a_grpc.server",
