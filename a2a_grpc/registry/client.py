@@ -128,18 +128,28 @@ class RegistryClient:
             request.page_token = page.next_page_token
 
     async def watch(self, include_existing: bool = False) -> AsyncIterator[rpb.WatchAgentsResponse]:
-        """WatchAgents over gRPC (an http URL is refused: use gRPC to watch)."""
+        """WatchAgents over gRPC: returns once the registry has the watch on
+        (no later change is missed), an iterator of the changes. An http URL
+        is refused (UNSUPPORTED_OPERATION): watch over gRPC."""
         if self._http:
             raise A2AError(ErrorCode.UNSUPPORTED_OPERATION, "watch the registry over gRPC (grpc://host:port)")
         call = self._stub().WatchAgents(rpb.WatchAgentsRequest(include_existing=include_existing))
         try:
-            async for change in call:
-                yield change
+            await call.initial_metadata()
         except grpc.aio.AioRpcError as exc:
-            if exc.code() != grpc.StatusCode.CANCELLED:
-                raise _grpc_error(exc) from None
-        finally:
-            call.cancel()
+            raise _grpc_error(exc) from None
+        return _changes(call)
+
+
+async def _changes(call: Any) -> AsyncIterator[rpb.WatchAgentsResponse]:
+    try:
+        async for change in call:
+            yield change
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() != grpc.StatusCode.CANCELLED:
+            raise _grpc_error(exc) from None
+    finally:
+        call.cancel()
 
 
 def _raise_jsonrpc(error: Any) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from a2a_grpc.registry.fetch import CardFetcher, Fetched
@@ -154,15 +154,26 @@ class AgentRegistry:
         """ListAgents: the page of agents matching every filter."""
         return page(self._agents.values(), req)
 
-    async def watch(self, req: rpb.WatchAgentsRequest) -> AsyncIterator[rpb.WatchAgentsResponse]:
+    def watch(self, req: rpb.WatchAgentsRequest) -> AsyncIterator[rpb.WatchAgentsResponse]:
         """WatchAgents: the existing agents first (``include_existing``),
-        then every change until the caller goes away."""
+        then every change until the caller goes away. Changes are collected
+        from this call on (not from the first iteration), so a caller that
+        acknowledges the stream before iterating misses none."""
         queue: asyncio.Queue[rpb.WatchAgentsResponse] = asyncio.Queue()
         self._watchers.add(queue)
+        existing = [
+            _change(rpb.CHANGE_TYPE_EXISTING, a)
+            for a in sorted(self._agents.values(), key=lambda a: a.agent_id)
+            if req.include_existing
+        ]
+        return self._changes(queue, existing)
+
+    async def _changes(
+        self, queue: asyncio.Queue[rpb.WatchAgentsResponse], existing: Sequence[rpb.WatchAgentsResponse]
+    ) -> AsyncIterator[rpb.WatchAgentsResponse]:
         try:
-            if req.include_existing:
-                for agent in sorted(self._agents.values(), key=lambda a: a.agent_id):
-                    yield _change(rpb.CHANGE_TYPE_EXISTING, agent)
+            for change in existing:
+                yield change
             while True:
                 yield await queue.get()
         finally:

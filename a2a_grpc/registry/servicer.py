@@ -65,6 +65,9 @@ class RegistryServicer:
     async def WatchAgents(
         self, request: rpb.WatchAgentsRequest, context: Any
     ) -> AsyncIterator[rpb.WatchAgentsResponse]:
-        """WatchAgents (see :meth:`AgentRegistry.watch`)."""
-        async for change in self.registry.watch(request):
+        """WatchAgents (see :meth:`AgentRegistry.watch`). The response
+        headers go out at once, so a client knows when the watch is on."""
+        changes = self.registry.watch(request)
+        await context.send_initial_metadata(())
+        async for change in changes:
             yield change

@@ -161,3 +161,26 @@ async def test_postgres_store(start_agent: Any):
     async with RegistryServer(cfg) as reg, RegistryClient(f"grpc://{reg.grpc_target}") as client:
         assert (await client.get(agent.agent_id)).card.name == "Pg"
         await reg.registry.store.drop()
+
+
+async def test_watch_streams_over_sse(registry: RegistryServer, start_agent: Any):
+    import json
+
+    import aiohttp
+
+    srv = await start_agent(card("Streamed", skill("s", "t")))
+    async with RegistryClient(f"grpc://{registry.grpc_target}") as client:
+        agent = await client.register(url_of(srv))
+    async with aiohttp.ClientSession() as session:
+        rest = session.get(registry.http_url + "/v1/agents:watch", params={"includeExisting": "true"})
+        body = {"jsonrpc": "2.0", "id": 7, "method": "WatchAgents", "params": {"includeExisting": True}}
+        jsonrpc = session.post(registry.http_url + "/", json=body)
+        events = []
+        for call in (rest, jsonrpc):
+            async with call as resp:
+                assert resp.headers["Content-Type"].startswith("text/event-stream")
+                line = await resp.content.readline()
+                events.append(json.loads(line.decode().removeprefix("data:")))
+    assert events[1]["id"] == 7
+    assert events[0] == events[1]["result"] | {"time": events[0]["time"]}
+    assert events[0]["change"] == "CHANGE_TYPE_EXISTING" and events[0]["agent"]["agentId"] == agent.agent_id
