@@ -169,9 +169,10 @@ def _fn_line(f: dict[str, Any]) -> str:
     return f"{f['signature']}  [line {f['line']}, complexity {f['complexity']}]{doc}"
 
 
-def _inputs(message: pb.Message) -> tuple[str, bool]:
-    """The message's text and whether it is a diff."""
+def _inputs(message: pb.Message) -> tuple[str, bool, str]:
+    """The message's text, whether it is a diff, and a file name given."""
     texts: list[str] = []
+    name = ""
     diff = False
     for part in message.parts:
         kind = part.WhichOneof("content")
@@ -181,11 +182,12 @@ def _inputs(message: pb.Message) -> tuple[str, bool]:
             part.media_type.startswith("text/") or part.filename.endswith((".py", ".diff", ".patch"))
         ):
             texts.append(part.raw.decode("utf-8", errors="replace"))
+            name = name or part.filename
         else:
             continue
         diff = diff or part.media_type in _DIFF_TYPES or part.filename.endswith((".diff", ".patch"))
     text = "\n".join(texts)
-    return text, diff or is_diff(pb.Message(parts=[pb.Part(text=text)]))
+    return text, diff or is_diff(pb.Message(parts=[pb.Part(text=text)])), name
 
 
 class ExplainAgent(AgentExecutor):
@@ -214,13 +216,13 @@ class ExplainAgent(AgentExecutor):
 
     async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:
         """Outlines the message (see the module docstring)."""
-        text, diff = _inputs(ctx.message)
+        text, diff, name = _inputs(ctx.message)
         if not text.strip():
             yield ctx.status(pb.TASK_STATE_REJECTED, "send Python source or a unified diff as text")
             return
         yield ctx.status(pb.TASK_STATE_WORKING, "outlining the diff" if diff else "outlining the source")
         try:
-            modules = _outline_diff(text) if diff else [outline_source(text)]
+            modules = _outline_diff(text) if diff else [outline_source(text, name or "<source>")]
         except SyntaxError as exc:
             yield ctx.status(pb.TASK_STATE_FAILED, f"the source does not parse: line {exc.lineno}: {exc.msg}")
             return

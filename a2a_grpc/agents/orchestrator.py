@@ -3,7 +3,7 @@
 ``a2a-grpc serve --agent orchestrator --registry URL``. For each new task:
 
 1. the planner decides the skill (:mod:`.orchestration.planner`: a data part
-   ``{"skill": "..."}``, else rules — a diff goes to ``code-review``, Python
+   ``{"skill": "..."}``, else rules — a diff goes to ``review-diff`` (the code-review agent), Python
    source to ``explain``; pluggable). No skill: INVALID_PARAMS, nothing
    stored;
 2. the registry lists the healthy agents with that skill (ListAgents
@@ -59,11 +59,11 @@ class OrchestratorAgent(AgentExecutor):
                 id="delegate",
                 name="Delegate by skill",
                 description=(
-                    'Send a data part {"skill": "<skill id>"} with the work, or a diff (code-review) or Python '
+                    'Send a data part {"skill": "<skill id>"} with the work, or a diff (review-diff) or Python '
                     "source (explain); the task is done by a registered agent with that skill."
                 ),
                 tags=["orchestrator", "delegation", "registry"],
-                examples=['{"skill": "code-review"} plus a unified diff'],
+                examples=['{"skill": "review-diff"} plus a unified diff'],
             )
         ],
     )

@@ -92,7 +92,8 @@ def status_with(
     ctx: ExecutorContext, state: int, delegate: Delegate, *parts: pb.Part | str
 ) -> pb.TaskStatusUpdateEvent:
     """A status update of the orchestrator's task naming ``delegate``."""
-    event = ctx.status(state, *(parts or (f"{delegate.name}: {pb.TaskState.Name(state)}",)))
+    what = pb.TaskState.Name(state).removeprefix("TASK_STATE_").lower().replace("_", " ")
+    event = ctx.status(state, *(parts or (f"{what} by {delegate.name}",)))
     event.status.message.metadata.update({"delegate": delegate.to_dict()})
     return event
 

@@ -9,7 +9,7 @@ or None when it cannot tell. :class:`RulePlanner`, the default, reads:
    left);
 2. else its rules in order: the first whose predicate holds. The default
    rules send a unified diff (a ``text/x-diff`` part, or text with
-   ``--- ``/``+++ ``/``@@`` lines) to ``code-review`` and Python source (text
+   ``--- ``/``+++ ``/``@@`` lines) to ``review-diff`` (the code-review agent's skill) and Python source (text
    that parses, with a ``def``, ``class`` or ``import``) to ``explain``.
 
 An LLM-backed planner is just another callable (``OrchestratorAgent(planner=...)``);
@@ -76,7 +76,7 @@ def is_python(message: pb.Message) -> bool:
     return False
 
 
-DEFAULT_RULES: tuple[Rule, ...] = (Rule("code-review", is_diff), Rule("explain", is_python))
+DEFAULT_RULES: tuple[Rule, ...] = (Rule("review-diff", is_diff), Rule("explain", is_python))
 
 
 class RulePlanner:
