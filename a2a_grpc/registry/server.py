@@ -6,7 +6,8 @@
 * an aiohttp application with JSON-RPC 2.0 at ``POST /`` and HTTP+JSON at the
   paths of registry.proto's ``google.api.http`` rules — the gateway's own
   bindings (:mod:`gateway.jsonrpc`, :mod:`gateway.rest`), nothing written by
-  hand;
+  hand — and the RFC 9727 API catalog of the healthy agents at
+  ``/.well-known/api-catalog`` (:mod:`.catalog`);
 
 and runs the :class:`HealthChecker`. The agents live in the SQL store at
 ``store_url`` (SQLite by default, PostgreSQL) and survive restarts.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from a2a_grpc.httprule import compile_service
+from a2a_grpc.registry.catalog import CATALOG_PATH, LINKSET_TYPE, linkset
 from a2a_grpc.registry.fetch import CardFetcher, open_policy
 from a2a_grpc.registry.health import HealthChecker
 from a2a_grpc.registry.registry import AgentRegistry
@@ -121,10 +124,16 @@ class RegistryServer:
 
     def _app(self) -> web.Application:
         app = web.Application()
+        app.router.add_get(CATALOG_PATH, self._catalog)
         app.router.add_post("/", JsonRpcBinding(self.servicer, SERVICE, stopping=self._stopping).handle)
         rest = RestBinding(self.servicer, compile_service(SERVICE), stopping=self._stopping, jsonrpc_path="/")
         app.router.add_route("*", "/{tail:.*}", rest.handle)
         return app
+
+    async def _catalog(self, request: web.Request) -> web.Response:
+        """GET ``/.well-known/api-catalog`` (RFC 9727): the healthy agents."""
+        body = linkset(str(request.url.with_query(None)), self.registry.agents())
+        return web.Response(text=json.dumps(body), content_type=LINKSET_TYPE)
 
     async def stop(self) -> None:
         """Stops the checks and both servers, closes the store."""

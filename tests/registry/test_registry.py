@@ -184,3 +184,26 @@ async def test_watch_streams_over_sse(registry: RegistryServer, start_agent: Any
     assert events[1]["id"] == 7
     assert events[0] == events[1]["result"] | {"time": events[0]["time"]}
     assert events[0]["change"] == "CHANGE_TYPE_EXISTING" and events[0]["agent"]["agentId"] == agent.agent_id
+
+
+async def test_api_catalog_lists_healthy_agents(registry: RegistryServer, start_agent: Any):
+    import aiohttp
+
+    up = await start_agent(card("Up", skill("u", "t")))
+    down = await start_agent(card("Down", skill("d", "t")))
+    async with RegistryClient(f"grpc://{registry.grpc_target}") as client:
+        a = await client.register(url_of(up))
+        b = await client.register(url_of(down))
+    for _ in range(registry.config.failure_threshold):
+        await registry.registry.record_check(b.agent_id, None, "UNAVAILABLE: test")
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(registry.http_url + "/.well-known/api-catalog") as resp,
+    ):
+        assert resp.status == 200 and resp.content_type == "application/linkset+json"
+        body = await resp.json(content_type=None)
+    catalog, *agents = body["linkset"]
+    assert catalog["anchor"] == registry.http_url + "/.well-known/api-catalog"
+    card_href = a.base_url + "/.well-known/agent-card.json"
+    assert catalog["item"] == [{"href": card_href, "type": "application/json", "title": "Up"}]
+    assert agents == [{"anchor": a.base_url, "service-desc": [catalog["item"][0]]}]
