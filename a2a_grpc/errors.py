@@ -109,6 +109,8 @@ class ErrorCode(enum.Enum):
     DEADLINE_EXCEEDED = _Wire(
         "DEADLINE_EXCEEDED", grpc.StatusCode.DEADLINE_EXCEEDED, 504, -32000, "Deadline exceeded"
     )
+    # The agent registry's own (a2agrpc.registry.v1, not A2A).
+    AGENT_NOT_FOUND = _Wire("AGENT_NOT_FOUND", grpc.StatusCode.NOT_FOUND, 404, -32000, "Agent not found")
 
     @property
     def reason(self) -> str:

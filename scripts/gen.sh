@@ -30,3 +30,24 @@ schemas=(lf/a2a/v1/a2a.proto a2a/v1/a2a.proto)
 find a2a_grpc/gen -type d | while read -r d; do
   printf '"""Generated from proto/ by scripts/gen.sh; do not edit."""\n' > "$d/__init__.py"
 done
+# 3. The agent registry (proto/a2agrpc/registry/v1/registry.proto) imports
+#    lf/a2a/v1/a2a.proto, so protoc writes `from lf.a2a.v1 import a2a_pb2`;
+#    protoletariat (protol) rewrites the generated imports to relative ones
+#    that resolve inside a2a_grpc.gen. Its metadata pins protobuf<6 but it
+#    runs with ours, hence --no-deps.
+"$PY" -m pip install -q --no-deps 'protoletariat==3.3.10'
+# Generated into a scratch directory first so that protol rewrites only
+# the registry's modules; google/* imports stay absolute.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$PY" -m grpc_tools.protoc -Iproto -I"$site" \
+  --python_out="$tmp" --pyi_out="$tmp" --grpc_python_out="$tmp" \
+  a2agrpc/registry/v1/registry.proto
+"$PY" -m protoletariat --python-out "$tmp" --in-place --dont-create-package \
+  --exclude-google-imports --exclude-imports-glob 'google/*' \
+  protoc --protoc-path "$PY -m grpc_tools.protoc" --proto-path proto --proto-path "$site" \
+  a2agrpc/registry/v1/registry.proto
+mv "$tmp/a2agrpc" a2a_grpc/gen/a2agrpc
+for d in a2a_grpc/gen/a2agrpc a2a_grpc/gen/a2agrpc/registry a2a_grpc/gen/a2agrpc/registry/v1; do
+  printf '"""Generated from proto/ by scripts/gen.sh; do not edit."""\n' > "$d/__init__.py"
+done

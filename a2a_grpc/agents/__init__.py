@@ -1,6 +1,6 @@
 """Built-in agents and the loader behind ``a2a-grpc serve --agent``.
 
-``--agent`` takes a built-in name (``code-review``, the default, or ``echo``)
+``--agent`` takes a built-in name (``code-review``, the default, ``echo``, ``orchestrator`` or ``explain``)
 or ``package.module:attribute``, where the attribute is an
 :class:`~a2a_grpc.executor.AgentExecutor` instance, or a class or zero-argument
 callable returning one. The executor must have a ``card`` attribute
@@ -25,9 +25,14 @@ __all__ = ["BUILTIN_AGENTS", "load_agent"]
 BUILTIN_AGENTS = {
     "code-review": "a2a_grpc.agents.code_review:CodeReviewAgent",
     "echo": "a2a_grpc.agents.echo:EchoAgent",
+    "orchestrator": "a2a_grpc.agents.orchestrator:OrchestratorAgent",
+    "explain": "a2a_grpc.agents.explain:ExplainAgent",
 }
 #: The extra a built-in agent needs, and the modules that extra installs.
-AGENT_EXTRAS = {"code-review": ("review", ("unidiff", "ruff"))}
+AGENT_EXTRAS = {
+    "code-review": ("review", ("unidiff", "ruff")),
+    "explain": ("explain", ("radon", "unidiff")),
+}
 
 
 def _check_extra(spec: str) -> None:

@@ -32,6 +32,7 @@ else:
 
     from a2a_grpc.cli.client_cmds import register
     from a2a_grpc.cli.proto_cmd import proto
+    from a2a_grpc.cli.registry_cmd import registry
     from a2a_grpc.cli.serve import serve
 
     @click.group(name="a2a-grpc", context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,6 +42,7 @@ else:
 
     _group.add_command(serve)
     _group.add_command(proto)
+    _group.add_command(registry)
     register(_group)
     main = _group
 

@@ -179,6 +179,21 @@ def _default_store() -> str:
     help="Shutdown grace period, seconds.",
 )
 @click.option(
+    "--register-with",
+    default=None,
+    envvar="A2A_GRPC_REGISTER_WITH",
+    show_envvar=True,
+    help="Agent registry to register with once serving (grpc://HOST:PORT or its http:// URL).",
+)
+@click.option(
+    "--registry",
+    "registry_url",
+    default=None,
+    envvar="A2A_GRPC_REGISTRY",
+    show_envvar=True,
+    help="Agent registry the orchestrator agent finds its delegates in (grpc://HOST:PORT or http://).",
+)
+@click.option(
     "--log-level",
     default="INFO",
     show_default=True,
@@ -205,6 +220,8 @@ def serve(
     extended_card: Path | None,
     max_message_bytes: int,
     grace: float,
+    register_with: str | None,
+    registry_url: str | None,
     log_level: str,
     tls: Any = None,
     card_signer: Any = None,
@@ -214,6 +231,7 @@ def serve(
     from a2a_grpc.server import A2AServer, ServerConfig
 
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card)
+    _use_registry(executor, agent, registry_url)
     dispatcher = None
     if push:
         from a2a_grpc.push import PushDispatcher
@@ -241,7 +259,7 @@ def serve(
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
     try:
-        _run(server)
+        _run(server, register_with)
     except OSError as exc:
         raise click.ClickException(f"cannot start: {exc}") from None
 
@@ -269,7 +287,40 @@ def _load(
     return executor, order, store, ext
 
 
-def _run(server: object) -> None:
+def _use_registry(executor: AgentExecutor, agent: str, registry_url: str | None) -> None:
+    """Hands ``--registry`` to an agent that finds its delegates there (one
+    with a ``use_registry`` method, like the orchestrator); it needs one."""
+    use = getattr(executor, "use_registry", None)
+    if use is None:
+        if registry_url:
+            raise click.ClickException(f"--registry: the {agent} agent does not use a registry")
+        return
+    if not registry_url:
+        raise click.ClickException(f"the {agent} agent needs --registry URL (or A2A_GRPC_REGISTRY)")
+    use(registry_url)
+
+
+async def _register(server: object, registry_url: str) -> None:
+    """Registers the running server's base URL with the registry; a failure
+    is printed and serving goes on (the registry's checks pick it up when
+    it is registered later)."""
+    from a2a_grpc.errors import A2AError
+    from a2a_grpc.registry.client import RegistryClient
+    from a2a_grpc.server import A2AServer
+
+    assert isinstance(server, A2AServer)
+    base = server.config.public_url or f"http://{server.config.host}:{server.http_port}"
+    try:
+        async with RegistryClient(registry_url) as client:
+            agent = await client.register(base)
+        click.echo(f"  registered with {registry_url} as {agent.agent_id}", err=True)
+    except A2AError as exc:
+        click.echo(
+            f"warning: cannot register with {registry_url}: {exc.code.reason}: {exc.message}", err=True
+        )
+
+
+def _run(server: object, register_with: str | None = None) -> None:
     from a2a_grpc.server import A2AServer
 
     assert isinstance(server, A2AServer)
@@ -291,6 +342,8 @@ def _run(server: object) -> None:
                 f"{server.http_port}/.well-known/agent-card.json",
                 err=True,
             )
+        if register_with:
+            await _register(server, register_with)
         sys.stderr.flush()
         await stop.wait()
         click.echo("shutting down…", err=True)

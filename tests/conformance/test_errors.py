@@ -27,6 +27,8 @@ UNREACHABLE = {
     # An A2AServer's card claims an extended card only when one is configured
     # (tested in tests/core/test_interceptors.py with a card that claims one).
     ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED,
+    # The agent registry's own error (a2agrpc.registry.v1), tested in tests/registry.
+    ErrorCode.AGENT_NOT_FOUND,
 }
 #: Errors that only exist where there is JSON framing (tested in test_malformed).
 HTTP_ONLY = {ErrorCode.PARSE_ERROR, ErrorCode.INVALID_REQUEST}
