@@ -109,6 +109,13 @@ class ErrorCode(enum.Enum):
     DEADLINE_EXCEEDED = _Wire(
         "DEADLINE_EXCEEDED", grpc.StatusCode.DEADLINE_EXCEEDED, 504, -32000, "Deadline exceeded"
     )
+    # A request larger than the configured limit (design.md "size limits"):
+    # RESOURCE_EXHAUSTED as grpc-core itself answers an oversize message, HTTP
+    # 413 on both HTTP bindings (JSON-RPC too, with this error object; not 429,
+    # which is for rate limits: clients retry a 429). Not retryable as is.
+    PAYLOAD_TOO_LARGE = _Wire(
+        "PAYLOAD_TOO_LARGE", grpc.StatusCode.RESOURCE_EXHAUSTED, 413, -32600, "Payload too large"
+    )
 
     @property
     def reason(self) -> str:
@@ -175,6 +182,7 @@ _BY_HTTP: dict[int, ErrorCode] = {
     403: ErrorCode.PERMISSION_DENIED,
     404: ErrorCode.TASK_NOT_FOUND,
     405: ErrorCode.METHOD_NOT_FOUND,
+    413: ErrorCode.PAYLOAD_TOO_LARGE,
     415: ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
     429: ErrorCode.RESOURCE_EXHAUSTED,
     503: ErrorCode.UNAVAILABLE,
