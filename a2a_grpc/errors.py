@@ -11,6 +11,7 @@ details carry ``ErrorInfo{reason, domain="a2a-protocol.org"}``.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -199,6 +200,18 @@ class FieldViolation:
     description: str
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> str:
+    """``text`` with lone surrogates (no UTF-8 form: client bytes that were
+    not UTF-8) as U+FFFD, so that an error quoting client input can always
+    be sent."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
 class A2AError(Exception):
     """An error answered to the caller in its binding's own form.
 
@@ -216,9 +229,11 @@ class A2AError(Exception):
         field_violations: Iterable[FieldViolation] = (),
     ) -> None:
         self.code = code
-        self.message = message or code.default_message
-        self.metadata = dict(metadata or {})
-        self.field_violations = tuple(field_violations)
+        self.message = _utf8(message or code.default_message)
+        self.metadata = {_utf8(k): _utf8(v) for k, v in (metadata or {}).items()}
+        self.field_violations = tuple(
+            FieldViolation(_utf8(v.field), _utf8(v.description)) for v in field_violations
+        )
         super().__init__(self.message)
 
     def __repr__(self) -> str:

@@ -4,6 +4,7 @@ be sent; and tasks holding numbers JSON cannot write stay readable."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -222,3 +223,36 @@ async def test_control_characters_in_paths_get_the_json_error_body(servers, path
             body = await resp.json(content_type=None)
             assert 400 <= resp.status < 500
     assert body["error"]["details"][0]["reason"] in ("INVALID_PARAMS", "METHOD_NOT_FOUND")
+
+
+async def _raw_http(port: int, request: bytes) -> tuple[int, bytes, bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    await writer.drain()
+    data = await reader.read()
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), head, body
+
+
+@pytest.mark.parametrize("version", [b"1.\xff", b"\xed\xa0\x80", b"1.0\xc3"])
+@pytest.mark.parametrize("path", [b"/", b"/tasks/x"])
+async def test_header_bytes_that_are_not_utf8(servers, version, path):
+    """aiohttp keeps such bytes as lone surrogates; the error quoting the
+    version used to fail to encode (-32603 / HTTP 500)."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}'
+    method = b"POST" if path == b"/" else b"GET"
+    request = (
+        method
+        + b" "
+        + path
+        + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        b"A2A-Version: " + version + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+    status, head, raw = await _raw_http(servers.main.http_port, request)
+    doc = json.loads(raw)
+    if path == b"/":
+        assert status == 200 and doc["error"]["code"] == -32009, doc
+    else:
+        assert status == 400 and doc["error"]["details"][0]["reason"] == "VERSION_NOT_SUPPORTED", doc
+    assert "\ufffd" in json.dumps(doc, ensure_ascii=False)
