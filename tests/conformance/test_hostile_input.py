@@ -249,7 +249,7 @@ async def test_header_bytes_that_are_not_utf8(servers, version, path):
         + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
         b"A2A-Version: " + version + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
     )
-    status, head, raw = await _raw_http(servers.main.http_port, request)
+    status, _, raw = await _raw_http(servers.main.http_port, request)
     doc = json.loads(raw)
     if path == b"/":
         assert status == 200 and doc["error"]["code"] == -32009, doc
