@@ -11,6 +11,7 @@ details carry ``ErrorInfo{reason, domain="a2a-protocol.org"}``.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -109,6 +110,13 @@ class ErrorCode(enum.Enum):
     DEADLINE_EXCEEDED = _Wire(
         "DEADLINE_EXCEEDED", grpc.StatusCode.DEADLINE_EXCEEDED, 504, -32000, "Deadline exceeded"
     )
+    # A request larger than the configured limit (design.md "size limits"):
+    # RESOURCE_EXHAUSTED as grpc-core itself answers an oversize message, HTTP
+    # 413 on both HTTP bindings (JSON-RPC too, with this error object; not 429,
+    # which is for rate limits: clients retry a 429). Not retryable as is.
+    PAYLOAD_TOO_LARGE = _Wire(
+        "PAYLOAD_TOO_LARGE", grpc.StatusCode.RESOURCE_EXHAUSTED, 413, -32600, "Payload too large"
+    )
     # The agent registry's own (a2agrpc.registry.v1, not A2A).
     AGENT_NOT_FOUND = _Wire("AGENT_NOT_FOUND", grpc.StatusCode.NOT_FOUND, 404, -32000, "Agent not found")
 
@@ -177,6 +185,7 @@ _BY_HTTP: dict[int, ErrorCode] = {
     403: ErrorCode.PERMISSION_DENIED,
     404: ErrorCode.TASK_NOT_FOUND,
     405: ErrorCode.METHOD_NOT_FOUND,
+    413: ErrorCode.PAYLOAD_TOO_LARGE,
     415: ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
     429: ErrorCode.RESOURCE_EXHAUSTED,
     503: ErrorCode.UNAVAILABLE,
@@ -191,6 +200,18 @@ class FieldViolation:
 
     field: str
     description: str
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> str:
+    """``text`` with lone surrogates (no UTF-8 form: client bytes that were
+    not UTF-8) as U+FFFD, so that an error quoting client input can always
+    be sent."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 class A2AError(Exception):
@@ -210,9 +231,11 @@ class A2AError(Exception):
         field_violations: Iterable[FieldViolation] = (),
     ) -> None:
         self.code = code
-        self.message = message or code.default_message
-        self.metadata = dict(metadata or {})
-        self.field_violations = tuple(field_violations)
+        self.message = _utf8(message or code.default_message)
+        self.metadata = {_utf8(k): _utf8(v) for k, v in (metadata or {}).items()}
+        self.field_violations = tuple(
+            FieldViolation(_utf8(v.field), _utf8(v.description)) for v in field_violations
+        )
         super().__init__(self.message)
 
     def __repr__(self) -> str:

@@ -64,7 +64,7 @@ class HandlerConfig:
     §3.6.2) and gets VERSION_NOT_SUPPORTED; when False (default) it is served as
     1.0. ``subscriber_buffer``: events a stream may lag before it is closed with
     RESOURCE_EXHAUSTED. ``cancel_grace_seconds``: how long CancelTask waits for
-    the agent to stop. ``max_request_bytes``: larger requests are INVALID_PARAMS.
+    the agent to stop. ``max_request_bytes``: larger requests are PAYLOAD_TOO_LARGE.
     """
 
     strict_version: bool = False

@@ -7,8 +7,9 @@ ones included). Each binding becomes a :class:`Route`: HTTP method, compiled
 request, or a field path). Both directions use the same compiled templates:
 
 * :meth:`RouteTable.match` (the gateway): HTTP method + raw path → route and
-  the decoded values of its path variables. Routes are tried in declaration
-  order, the first match wins; no match raises :class:`RouteNotFound` (404) or
+  the decoded values of its path variables. Routes are tried most specific
+  first (a literal segment before a variable, at the first position where
+  two templates differ), then in declaration order; the first match wins; no match raises :class:`RouteNotFound` (404) or
   :class:`MethodNotAllowed` (405, with the allowed methods), spec §11.3.
 * :meth:`Route.expand` (the client): request message → path, JSON body and
   query parameters (spec §11.5). A single-segment variable (``{id}``,
@@ -360,11 +361,22 @@ class RouteMatch:
 
 
 class RouteTable:
-    """Routes in declaration order, matched first-wins per HTTP method."""
+    """Routes (``routes``: in declaration order) matched first-wins per HTTP
+    method: literals before variables, then declaration order."""
 
     def __init__(self, routes: Sequence[Route]) -> None:
+        # A literal segment beats a variable at the first position where two
+        # templates differ (``/tasks/{id}`` before ``/{tenant}/tasks``), then
+        # declaration order: a path whose first segment is a literal is never
+        # read as a tenant (tenants may not be literals, a2a_grpc.validation).
         self.routes = tuple(routes)
+        self._by_specificity = tuple(sorted(self.routes, key=_specificity))
         self.verbs = frozenset(r.template.verb for r in self.routes if r.template.verb)
+
+    @property
+    def literals(self) -> frozenset[str]:
+        """Every literal path segment of the routes (``tasks``, ...)."""
+        return frozenset(s.value for r in self.routes for s in r.template.segments if s.kind == "lit")
 
     def _find(self, http_method: str | None, components: list[str]) -> RouteMatch | None:
         last = components[-1]
@@ -374,7 +386,7 @@ class RouteTable:
             # A known custom verb is its own token; any other ':' stays part
             # of the segment (an id such as "a:b").
             components, verb = [*components[:-1], last[:idx]], last[idx + 1 :]
-        for route in self.routes:
+        for route in self._by_specificity:
             if http_method is not None and route.http_method != http_method:
                 continue
             if route.template.verb != verb:
@@ -399,6 +411,15 @@ class RouteTable:
         if allowed:
             raise MethodNotAllowed(allowed)
         raise RouteNotFound(raw_path)
+
+
+_RANK = {"lit": 0, "*": 1, "**": 2}
+
+
+def _specificity(route: Route) -> tuple[int, ...]:
+    """Sort key of a route: its segments' kinds, literals first (stable sort:
+    declaration order among equals)."""
+    return tuple(_RANK[s.kind] for s in route.template.segments)
 
 
 def compile_service(service: descriptor.ServiceDescriptor) -> RouteTable:

@@ -69,7 +69,7 @@ from typing import Any, Protocol, TypeVar
 from google.protobuf.message import Message as ProtoMessage
 
 from a2a_grpc.context import CallContext
-from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
+from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import pb
 from a2a_grpc.validation import validate_request
 
@@ -271,9 +271,11 @@ class ExtensionNegotiation(CallInterceptor):
 
 
 class RequestValidation(CallInterceptor):
-    """The request is at most ``max_bytes`` (serialized) and follows the
-    proto's rules (:func:`a2a_grpc.validation.validate_request`, spec §5.7);
-    otherwise INVALID_PARAMS with field violations."""
+    """The request is at most ``max_bytes`` (serialized; else
+    PAYLOAD_TOO_LARGE, the one size error of every binding: gRPC
+    RESOURCE_EXHAUSTED, HTTP 413) and follows the proto's rules
+    (:func:`a2a_grpc.validation.validate_request`, spec §5.7; else
+    INVALID_PARAMS with field violations)."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -281,8 +283,10 @@ class RequestValidation(CallInterceptor):
     async def before(self, call: CallContext, request: ProtoMessage) -> None:
         size = request.ByteSize()
         if size > self.max_bytes:
-            raise A2AError.invalid_params(
-                FieldViolation("", f"request is {size} bytes; the limit is {self.max_bytes}")
+            raise A2AError(
+                ErrorCode.PAYLOAD_TOO_LARGE,
+                f"request is {size} bytes; the limit is {self.max_bytes} bytes (max_message_bytes)",
+                metadata={"limitBytes": str(self.max_bytes)},
             )
         validate_request(request)
 

@@ -237,8 +237,9 @@ class A2AServer:
         server = grpc.aio.server(
             options=[
                 # gRPC itself refuses only far larger messages, so that an
-                # oversize request reaches validation and gets INVALID_ARGUMENT
-                # with a field violation instead of a bare RESOURCE_EXHAUSTED.
+                # oversize request reaches validation and gets PAYLOAD_TOO_LARGE
+                # (RESOURCE_EXHAUSTED with ErrorInfo and the limit) instead of
+                # grpc-core's bare RESOURCE_EXHAUSTED.
                 ("grpc.max_receive_message_length", limit * 2 + 1024 * 1024),
                 ("grpc.max_send_message_length", limit * 2 + 1024 * 1024),
                 ("grpc.so_reuseport", 0),
@@ -277,6 +278,7 @@ class A2AServer:
             card_max_age_seconds=cfg.card_max_age_seconds,
             # JSON carries bytes as base64: allow for its 4/3 growth.
             max_body_bytes=cfg.max_message_bytes * 4 // 3 + 1024 * 1024,
+            max_message_bytes=cfg.max_message_bytes,
         )
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=cfg.grace_seconds)
         await runner.setup()

@@ -5,13 +5,18 @@ annotation, so a field added to the proto is validated with no code change
 (spec §5.7: REQUIRED fields must be present, REQUIRED repeated fields need at
 least one element). On top of that: a Part must carry content, enum values must
 be known, ids must be routable over REST (no ``/``, ``:`` or control
-characters, spec §2 notes), and history lengths must not be negative.
+characters, spec §2 notes; a tenant no literal segment of the HTTP+JSON paths,
+such as ``tasks``), history lengths must not be negative, and free-form JSON
+(Struct/Value) must hold finite numbers only and nest at most
+:data:`MAX_JSON_DEPTH` levels — on every binding, gRPC included.
 Failures are INVALID_PARAMS with one ``google.rpc.BadRequest`` field violation
 per problem, using proto field paths such as ``message.parts[0]``.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -23,7 +28,7 @@ from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.typecache import TypeCache
 from a2a_grpc.types import is_required
 
-__all__ = ["ID_FIELDS", "check_id", "validate_request"]
+__all__ = ["ID_FIELDS", "JSON_TYPES", "MAX_JSON_DEPTH", "check_id", "route_words", "validate_request"]
 
 _FD = descriptor.FieldDescriptor
 #: Fields holding ids that travel in REST paths or identify resources.
@@ -49,6 +54,101 @@ def check_id(value: str) -> str | None:
     return None
 
 
+#: Types holding free-form JSON (``google.protobuf.Struct`` and friends).
+JSON_TYPES = frozenset({"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"})
+#: How deep objects and arrays may nest in one Struct/Value/ListValue: each
+#: level is two messages, and the answers wrap a request's JSON in a few more
+#: (a Task in a StreamResponse or ListTasksResponse), which must stay within
+#: the 100 nested messages protobuf parsers accept.
+MAX_JSON_DEPTH = 32
+
+
+#: In the binary form, a ``number_value`` is the tag byte 0x11 and 8 bytes
+#: of IEEE double; NaN and infinities have all exponent bits set.
+_NON_FINITE_BYTES = re.compile(rb"\x11.{6}[\xf0-\xff][\x7f\xff]", re.DOTALL)
+#: Tag bytes of ``Value.struct_value`` (5) and ``Value.list_value`` (6):
+#: each nested object or array needs one.
+_CONTAINER_TAGS = (b"\x2a", b"\x32")
+
+
+def _json_problem(value: ProtoMessage) -> str | None:
+    """Why a Struct/Value/ListValue cannot be a request's JSON, or None: a
+    number that is NaN or infinite (JSON has no form for it: ProtoJSON
+    cannot write it, and no JSON binding could answer it back), or objects
+    and arrays nested deeper than :data:`MAX_JSON_DEPTH`.
+
+    The binary form answers most values at C speed: no byte sequence that
+    a non-finite number needs and fewer container tags than the depth limit
+    (each nested object or array needs one) leave nothing to find; the
+    walk below runs only when either may be there."""
+    data = value.SerializeToString()
+    if not _NON_FINITE_BYTES.search(data) and sum(map(data.count, _CONTAINER_TAGS)) < MAX_JSON_DEPTH:
+        return None
+    return _walk_json(value)
+
+
+def _walk_json(value: ProtoMessage) -> str | None:
+    """:func:`_json_problem` the slow way, Value by Value."""
+    name = value.DESCRIPTOR.full_name
+    if name == "google.protobuf.Value":
+        items: Any = (value,)
+    elif name == "google.protobuf.Struct":
+        items = value.fields.values()  # type: ignore[attr-defined]
+    else:
+        items = value.values  # type: ignore[attr-defined]
+    # (the Values of one object or array, how deep it is)
+    stack: list[tuple[Any, int]] = [(items, 0 if name == "google.protobuf.Value" else 1)]
+    isfinite = math.isfinite
+    while stack:
+        items, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"must not nest objects and arrays deeper than {MAX_JSON_DEPTH} levels"
+        for v in items:
+            kind = v.WhichOneof("kind")
+            if kind == "number_value":
+                if not isfinite(v.number_value):
+                    return f"must hold finite numbers only ({v.number_value} has no JSON form)"
+            elif kind == "struct_value":
+                stack.append((v.struct_value.fields.values(), depth + 1))
+            elif kind == "list_value":
+                stack.append((v.list_value.values, depth + 1))
+    return None
+
+
+def _check_json(fd: descriptor.FieldDescriptor, value: Any, name: str, out: list[FieldViolation]) -> None:
+    """The JSON rules (:func:`_json_problem`) for a set Struct/Value/ListValue
+    field, one violation per field."""
+    for i, item in enumerate(value) if fd.is_repeated else ((None, value),):
+        problem = _json_problem(item)
+        if problem:
+            out.append(FieldViolation(name if i is None else f"{name}[{i}]", problem))
+            return
+
+
+@cache
+def route_words() -> frozenset[str]:
+    """The literal path segments of the A2A service's HTTP+JSON routes
+    (``tasks``, ``message``, ``extendedAgentCard``,
+    ``pushNotificationConfigs``), read from its ``google.api.http`` rules."""
+    from a2a_grpc.httprule import compile_service
+    from a2a_grpc.types import pb
+
+    table = compile_service(pb.DESCRIPTOR.services_by_name["A2AService"])
+    return table.literals
+
+
+def _check_ids(fname: str, value: str) -> str | None:
+    """Why ``value`` cannot be the id field ``fname``, or None. A tenant is
+    the first path segment of the HTTP+JSON routes that have one
+    (``/{tenant}/tasks``): one equal to a literal segment (``tasks``) would
+    make ``/tasks/tasks`` mean two things, so it is refused (docs/decisions.md)."""
+    reason = check_id(value)
+    if reason is None and fname == "tenant" and value in route_words():
+        words = ", ".join(sorted(route_words()))
+        reason = f"must not be a word of the HTTP+JSON paths ({words}): it could not be routed"
+    return reason
+
+
 def _check_field(fd: descriptor.FieldDescriptor, value: Any, name: str, out: list[FieldViolation]) -> None:
     """The per-field rules for one set field (any type): the generic form of a
     :class:`_Plan`'s checks, used when a plan cannot be (see :func:`_walk`)."""
@@ -62,7 +162,7 @@ def _check_field(fd: descriptor.FieldDescriptor, value: Any, name: str, out: lis
             if enum.values_by_number.get(v) is None
         )
     elif fd.type == _FD.TYPE_STRING and fd.name in ID_FIELDS and not fd.is_repeated:
-        reason = check_id(value)
+        reason = _check_ids(fd.name, value)
         if reason:
             out.append(FieldViolation(name, reason))
     elif fd.type in (_FD.TYPE_INT32, _FD.TYPE_INT64) and fd.name in _NON_NEGATIVE:
@@ -71,7 +171,9 @@ def _check_field(fd: descriptor.FieldDescriptor, value: Any, name: str, out: lis
     elif fd.type == _FD.TYPE_MESSAGE:
         if fd.message_type is None or fd.message_type.GetOptions().map_entry:
             return
-        if fd.is_repeated:
+        if fd.message_type.full_name in JSON_TYPES:
+            _check_json(fd, value, name, out)
+        elif fd.is_repeated:
             for i, item in enumerate(value):
                 _walk(item, f"{name}[{i}]", out)
         else:
@@ -79,7 +181,7 @@ def _check_field(fd: descriptor.FieldDescriptor, value: Any, name: str, out: lis
 
 
 # What a plan does with one field: the kinds below, in field-number order.
-_ENUM, _ENUM_LIST, _ID, _NON_NEG, _CHILD, _CHILD_LIST = range(6)
+_ENUM, _ENUM_LIST, _ID, _NON_NEG, _CHILD, _CHILD_LIST, _JSON = range(7)
 # What a REQUIRED field must hold: non-empty (repeated), presence (message), non-zero (enum), truthy.
 _REQ_LIST, _REQ_MESSAGE, _REQ_ENUM, _REQ_VALUE = range(4)
 
@@ -138,6 +240,9 @@ def _build_plan(desc: Any) -> _Plan:
             child_desc = fd.message_type
             if child_desc is None or child_desc.GetOptions().map_entry:
                 continue
+            if child_desc.full_name in JSON_TYPES:
+                plan.checks.append((fd.name, _JSON, fd))
+                continue
             child = _plan(child_desc)
             if not child.empty():
                 plan.checks.append((fd.name, _CHILD_LIST if fd.is_repeated else _CHILD, child))
@@ -149,8 +254,8 @@ def _walk(msg: ProtoMessage, path: str, out: list[FieldViolation]) -> None:
     _walk_plan(msg, _plan(msg.DESCRIPTOR), path, out)
 
 
-def _walk_plan(msg: ProtoMessage, plan: _Plan, path: str, out: list[FieldViolation]) -> None:
-    prefix = f"{path}." if path else ""
+def _check_required(msg: ProtoMessage, plan: _Plan, prefix: str, out: list[FieldViolation]) -> None:
+    """The REQUIRED fields of a plan."""
     for fname, req in plan.required:
         if req == _REQ_LIST:
             if len(getattr(msg, fname)) == 0:
@@ -163,6 +268,12 @@ def _walk_plan(msg: ProtoMessage, plan: _Plan, path: str, out: list[FieldViolati
                 out.append(FieldViolation(prefix + fname, "is required (UNSPECIFIED is not a value)"))
         elif not getattr(msg, fname):
             out.append(FieldViolation(prefix + fname, "is required"))
+
+
+def _walk_plan(msg: ProtoMessage, plan: _Plan, path: str, out: list[FieldViolation]) -> None:
+    prefix = f"{path}." if path else ""
+    if plan.required:
+        _check_required(msg, plan, prefix, out)
     if plan.part and msg.WhichOneof("content") is None:
         out.append(FieldViolation(path or "part", "must have content: one of text, raw, url or data"))
     if len(out) >= _MAX_VIOLATIONS:
@@ -185,11 +296,14 @@ def _walk_plan(msg: ProtoMessage, plan: _Plan, path: str, out: list[FieldViolati
             name = prefix + fname
             for i, item in enumerate(items):
                 _walk_plan(item, arg, f"{name}[{i}]", out)
+        elif kind == _JSON:
+            if arg.is_repeated or msg.HasField(fname):
+                _check_json(arg, getattr(msg, fname), prefix + fname, out)
         elif kind == _ID:
             value = getattr(msg, fname)
             if not value:
                 continue
-            reason = check_id(value)
+            reason = _check_ids(fname, value)
             if reason:
                 out.append(FieldViolation(prefix + fname, reason))
         elif kind == _ENUM:
@@ -238,6 +352,7 @@ def _walk_reference(msg: ProtoMessage, path: str, out: list[FieldViolation]) -> 
             fd.type == _FD.TYPE_MESSAGE
             and fd.message_type is not None
             and not fd.message_type.GetOptions().map_entry
+            and fd.message_type.full_name not in JSON_TYPES
         ):
             if fd.is_repeated:
                 for i, item in enumerate(value):

@@ -21,8 +21,9 @@ from aiohttp import web
 
 from a2a_grpc.httprule import RouteTable, compile_service
 from a2a_grpc.types import pb
-from gateway.body import MAX_BODY_KEY
+from gateway.body import MAX_BODY_KEY, MAX_MESSAGE_KEY
 from gateway.card import CardEndpoint
+from gateway.fallback import json_errors
 from gateway.jsonrpc import JsonRpcBinding
 from gateway.rest import RestBinding
 
@@ -54,6 +55,7 @@ def create_app(
     keepalive_seconds: float = 15.0,
     card_max_age_seconds: int = 300,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_message_bytes: int | None = None,
 ) -> web.Application:
     """Builds the gateway application.
 
@@ -63,24 +65,25 @@ def create_app(
     ``keepalive_seconds`` is the SSE keep-alive comment interval,
     ``card_max_age_seconds`` the card's ``Cache-Control: max-age``, and
     ``max_body_bytes`` the largest accepted request body (larger ones get
-    RESOURCE_EXHAUSTED).
+    PAYLOAD_TOO_LARGE, HTTP 413), ``max_message_bytes`` the request limit it
+    derives from (named in that error). What aiohttp would answer in
+    text/plain is answered in JSON (:mod:`gateway.fallback`).
     """
     if not jsonrpc_path.startswith("/"):
         raise ValueError(f"jsonrpc_path must start with '/': {jsonrpc_path!r}")
     prefix = rest_prefix.rstrip("/")
     if prefix and not prefix.startswith("/"):
         raise ValueError(f"rest_prefix must start with '/': {rest_prefix!r}")
-
     service = pb.DESCRIPTOR.services_by_name["A2AService"]
     table = compile_service(service)
     stopping = asyncio.Event()
 
-    app = web.Application(client_max_size=max_body_bytes)
+    app = web.Application(client_max_size=max_body_bytes, middlewares=[json_errors(jsonrpc_path)])
     app[SERVICER_KEY] = servicer
     app[ROUTES_KEY] = table
     app[STOPPING_KEY] = stopping
     app[MAX_BODY_KEY] = max_body_bytes
-
+    app[MAX_MESSAGE_KEY] = max_message_bytes or 0  # 0: not known
     card = CardEndpoint(card_source, max_age_seconds=card_max_age_seconds)
     for path in CARD_PATHS:
         app.router.add_get(path, card.handle)
@@ -96,7 +99,7 @@ def create_app(
         stopping=stopping,
         jsonrpc_path=jsonrpc_path,
     )
-    app.router.add_route("*", prefix + "/{tail:.*}", rest.handle)
+    app.router.add_route("*", prefix + "/{tail:[\\s\\S]*}", rest.handle)  # not ".": /tasks/a%0Ab
 
     async def _on_shutdown(_: web.Application) -> None:
         stopping.set()

@@ -15,10 +15,12 @@ from aiohttp import web
 from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode
 
-__all__ = ["JSON_TYPES", "MAX_BODY_KEY", "check_content_type", "read_json"]
+__all__ = ["JSON_TYPES", "MAX_BODY_KEY", "MAX_MESSAGE_KEY", "check_content_type", "read_json", "too_large"]
 
 #: The application's request body limit in bytes (set by create_app).
 MAX_BODY_KEY = web.AppKey("a2a_max_body_bytes", int)
+#: The server's request message limit in bytes (``max_message_bytes``), when known.
+MAX_MESSAGE_KEY = web.AppKey("a2a_max_message_bytes", int)
 
 JSON_TYPES = frozenset({"application/json", "application/a2a+json"})
 
@@ -48,17 +50,30 @@ def check_content_type(request: web.Request) -> None:
             )
 
 
+def too_large(app: web.Application) -> A2AError:
+    """PAYLOAD_TOO_LARGE for a body over the application's limit, naming the
+    body limit and, when known, the request limit it is derived from."""
+    body = app.get(MAX_BODY_KEY)
+    message = app.get(MAX_MESSAGE_KEY)
+    text = f"request body larger than {body} bytes" if body else "request body too large"
+    if message:
+        text += (
+            f" (the request limit is {message} bytes, max_message_bytes;"
+            " a JSON body may take 4/3 of it plus 1 MiB, for base64)"
+        )
+    return A2AError(ErrorCode.PAYLOAD_TOO_LARGE, text, metadata={"limitBytes": str(message or body or "")})
+
+
 async def read_json(request: web.Request) -> Any:
     """The parsed JSON body, or None when the body is empty. Raises
-    A2AError: CONTENT_TYPE_NOT_SUPPORTED, RESOURCE_EXHAUSTED (too large),
-    PARSE_ERROR (not JSON)."""
+    A2AError: CONTENT_TYPE_NOT_SUPPORTED, PAYLOAD_TOO_LARGE (a body over the
+    limit: HTTP 413 on both bindings, design.md "size limits"), PARSE_ERROR
+    (not JSON, or not I-JSON: see :func:`a2a_grpc.protojson.loads`)."""
     check_content_type(request)
     try:
         data = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        limit = request.app.get(MAX_BODY_KEY)
-        text = f"request body larger than {limit} bytes" if limit else "request body too large"
-        raise A2AError(ErrorCode.RESOURCE_EXHAUSTED, text) from None
+        raise too_large(request.app) from None
     if not data.strip():
         return None
     return protojson.loads(data)

@@ -38,12 +38,20 @@ def _code_number(code: Any) -> int:
     return int(code)
 
 
+def _text(value: str) -> str:
+    """A header value as text: bytes that are not UTF-8 (aiohttp keeps them
+    as lone surrogates, which no error could quote) become U+FFFD."""
+    if value.isascii():
+        return value
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 class GatewayContext:
     """A ``grpc.aio.ServicerContext`` stand-in built from one aiohttp request."""
 
     def __init__(self, request: web.Request) -> None:
         self._request = request
-        md: list[tuple[str, str | bytes]] = [(k.lower(), v) for k, v in request.headers.items()]
+        md: list[tuple[str, str | bytes]] = [(k.lower(), _text(v)) for k, v in request.headers.items()]
         if VERSION_KEY not in {k for k, _ in md}:
             for key, value in request.query.items():
                 if key.lower() == _VERSION_QUERY:

@@ -9,7 +9,8 @@ the output>}`` with ``Content-Type: application/json``; streaming RPCs answer
 SSE whose every event is such a response envelope carrying one
 ``StreamResponse`` (spec §9.4.2).
 
-Errors are answered with HTTP 200 and ``{"jsonrpc": "2.0", "id": <same, or
+Errors are answered with HTTP 200 (413 for PAYLOAD_TOO_LARGE, design.md
+"size limits") and ``{"jsonrpc": "2.0", "id": <same, or
 null when unusable>, "error": {"code", "message", "data": [...]}}``
 (design.md A11, A21): -32700 body not JSON, -32600 not a request object
 (batches included), -32601 unknown method, -32602 params that do not fit the
@@ -20,6 +21,7 @@ codes of the error table; ``data`` always carries ``google.rpc.ErrorInfo``.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,17 +34,19 @@ from google.rpc import status_pb2
 from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from gateway.body import read_json
-from gateway.errors import jsonrpc_error
+from gateway.errors import error_code, jsonrpc_error
 from gateway.invoke import invoke
 
-__all__ = ["JSONRPC_CONTENT_TYPE", "JsonRpcBinding"]
+__all__ = ["JSONRPC_CONTENT_TYPE", "JSONRPC_HTTP_STATUS", "JsonRpcBinding"]
 
 JSONRPC_CONTENT_TYPE = "application/json"
 Id = str | int | float | None
 
 
 def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool))
+    if isinstance(value, float):
+        return math.isfinite(value)  # 1e400 reads as infinity, which JSON cannot echo
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def error_envelope(request_id: Id, status: status_pb2.Status) -> dict[str, Any]:
@@ -50,10 +54,28 @@ def error_envelope(request_id: Id, status: status_pb2.Status) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(status)}
 
 
-def _respond(payload: dict[str, Any], headers: Mapping[str, str] | None = None) -> web.Response:
+#: The errors a JSON-RPC error object is not answered with HTTP 200 for
+#: (design.md "JSON-RPC errors"): a payload too large is 413, as on REST.
+JSONRPC_HTTP_STATUS = {ErrorCode.PAYLOAD_TOO_LARGE: 413}
+
+
+def _respond(
+    payload: dict[str, Any], headers: Mapping[str, str] | None = None, status: int = 200
+) -> web.Response:
     return web.Response(
-        text=protojson.dumps(payload), content_type=JSONRPC_CONTENT_TYPE, charset="utf-8", headers=headers
+        status=status,
+        text=protojson.dumps(payload),
+        content_type=JSONRPC_CONTENT_TYPE,
+        charset="utf-8",
+        headers=headers,
     )
+
+
+def _error_response(
+    request_id: Id, status: status_pb2.Status, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    http_status = JSONRPC_HTTP_STATUS.get(error_code(status), 200)
+    return _respond(error_envelope(request_id, status), headers, http_status)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +91,7 @@ class _Envelope:
         return _respond(self._result(message), headers)
 
     def error(self, status: status_pb2.Status, headers: Mapping[str, str] | None = None) -> web.Response:
-        return _respond(error_envelope(self.request_id, status), headers)
+        return _error_response(self.request_id, status, headers)
 
     def event(self, message: _message.Message) -> str:
         return protojson.dumps(self._result(message))
@@ -99,6 +121,12 @@ class JsonRpcBinding:
         self.service = service
         self.keepalive = keepalive
         self.stopping = stopping
+
+    @staticmethod
+    def error_response(request_id: Id, status: status_pb2.Status) -> web.Response:
+        """The JSON-RPC error response of ``status`` for ``request_id``:
+        HTTP 200, or 413 for PAYLOAD_TOO_LARGE."""
+        return _error_response(request_id, status)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """aiohttp handler for POST at the JSON-RPC URL."""

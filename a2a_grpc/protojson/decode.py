@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -386,10 +387,44 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+#: A ``\\u`` escape of a UTF-16 surrogate (paired or not) in JSON text.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether a string (key or value) anywhere in ``value`` holds a lone
+    surrogate (json.loads has already joined the valid pairs)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            if _SURROGATE.search(item):
+                return True
+        elif type(item) is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return False
+
+
 def loads(body: bytes | str) -> Any:
-    """Parses a request body as strict JSON (UTF-8; NaN and Infinity are
-    rejected). Raises A2AError(PARSE_ERROR)."""
+    """Parses a request body as strict JSON: UTF-8, no NaN or Infinity, and
+    no ``\\u`` escape of a lone UTF-16 surrogate (``"\\udfff"``: I-JSON, RFC
+    7493 §2.1; such a string has no UTF-8 form, so it could be neither
+    stored, nor answered, nor echoed as a JSON-RPC id). Raises
+    A2AError(PARSE_ERROR). Numbers are Python's: ``1e400`` reads as infinity,
+    which the decoder of a message field refuses (see :func:`parse` and
+    :mod:`a2a_grpc.validation`)."""
     try:
-        return json.loads(body, parse_constant=_no_constant)
+        value = json.loads(body, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise A2AError(ErrorCode.PARSE_ERROR, f"invalid JSON: {exc}") from None
+    raw = body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass")
+    if _SURROGATE_ESCAPE.search(raw) and _lone_surrogate(value):
+        raise A2AError(
+            ErrorCode.PARSE_ERROR,
+            "invalid JSON: a \\u escape encodes a lone UTF-16 surrogate (D800-DFFF), which is not a character",
+        )
+    return value

@@ -7,7 +7,7 @@ dict lookup per set field. The output is exactly
 :func:`~a2a_grpc.protojson.reference.to_dict_reference`'s, key order included:
 set fields in ``ListFields`` order, then the missing REQUIRED no-presence fields
 in declaration order. Anything unusual (an extension, a Timestamp out of range,
-NaN in a Value, ...) raises inside the encoder, and :func:`to_dict` then asks
+...) raises inside the encoder, and :func:`to_dict` then asks
 the reference (:func:`~a2a_grpc.protojson.reference.encode_fallback`), which
 raises the error ProtoJSON gives for it.
 """
@@ -62,7 +62,7 @@ def _timestamp(ts: Any) -> str:
 
 def _json_number(value: float) -> Any:
     if value != value or value in (_INF, _NEG_INF):
-        raise _Decline  # json_format refuses NaN and Infinity in a Value
+        return None  # no JSON form: null (see reference.finite_copy)
     return int(value) if value.is_integer() and -_MAX_EXACT <= value <= _MAX_EXACT else value
 
 
@@ -215,9 +215,11 @@ _ENCODERS: TypeCache[_Encoder] = TypeCache(_compile_encoder)
 
 def to_dict(msg: message.Message) -> dict[str, Any]:
     """The ProtoJSON object of ``msg`` (a dict ready for :func:`dumps`), as
-    described in :mod:`a2a_grpc.protojson`. Raises json_format's
-    ``SerializeToJsonError`` for values ProtoJSON cannot write (NaN in a
-    ``Value``, a Timestamp outside years 1–9999)."""
+    described in :mod:`a2a_grpc.protojson`. A NaN or infinite number in a
+    ``Value`` (which requests may not carry, but a task stored by an older
+    version or written by an agent may) is written as ``null``. Raises
+    json_format's ``SerializeToJsonError`` for values ProtoJSON cannot write
+    (a Timestamp outside years 1–9999)."""
     desc = msg.DESCRIPTOR
     if desc.full_name in OPAQUE:
         return delegated_to_dict(msg)
@@ -229,8 +231,8 @@ def to_dict(msg: message.Message) -> dict[str, Any]:
 
 def json_value(value: message.Message) -> Any:
     """The plain Python value of a ``google.protobuf.Value``/``Struct``/
-    ``ListValue`` (whole numbers as ``int``), e.g. a data part's content.
-    Raises json_format's ``SerializeToJsonError`` for NaN or Infinity."""
+    ``ListValue`` (whole numbers as ``int``; NaN and infinities as None),
+    e.g. a data part's content."""
     fast = _WHOLE_JSON.get(value.DESCRIPTOR.full_name)
     if fast is not None:
         try:

@@ -21,8 +21,10 @@ environment; the test suite runs in it) such a hand-over raises
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import sys
 from typing import Any, TypeVar
 
 from google.protobuf import json_format, message
@@ -166,17 +168,66 @@ def _fix(obj: dict[str, Any], plan: FixPlan) -> None:
     _fix_children(obj, plan)
 
 
+def _non_finite_values(msg: message.Message) -> list[Any]:
+    """Every ``Value`` in ``msg`` whose number is NaN or infinite."""
+    found = []
+    stack: list[Any] = [msg]
+    while stack:
+        m = stack.pop()
+        if m.DESCRIPTOR.full_name == "google.protobuf.Value" and m.WhichOneof("kind") == "number_value":
+            if not math.isfinite(m.number_value):
+                found.append(m)
+            continue
+        for fd, value in m.ListFields():
+            if fd.type != FD.TYPE_MESSAGE:
+                continue
+            if is_map(fd):
+                if fd.message_type.fields_by_name["value"].type == FD.TYPE_MESSAGE:
+                    stack.extend(value.values())
+            elif fd.is_repeated:
+                stack.extend(value)
+            else:
+                stack.append(value)
+    return found
+
+
+def _message_to_dict(msg: message.Message) -> Any:
+    """``json_format.MessageToDict``, with NaN and infinite numbers of a
+    ``Value`` written as ``null``: json_format refuses them, and JSON has no
+    form for them. Requests may not carry them (:mod:`a2a_grpc.validation`),
+    but a task stored by an older version or written by an agent may, and it
+    must stay readable (docs/decisions.md). Those Values are set to null for
+    the call and restored (a copy would not keep the order of map entries)."""
+    try:
+        return json_format.MessageToDict(msg)
+    except (json_format.SerializeToJsonError, ValueError):  # ValueError: NaN, in some versions
+        values = _non_finite_values(msg)
+        if not values:
+            raise
+    numbers = [v.number_value for v in values]
+    try:
+        for v in values:
+            v.null_value = 0
+        return json_format.MessageToDict(msg)
+    finally:
+        for v, number in zip(values, numbers, strict=True):
+            v.number_value = number
+
+
 def delegated_to_dict(msg: message.Message) -> Any:
-    """The ProtoJSON value of a well-known type, by json_format itself."""
-    return json_format.MessageToDict(msg)
+    """The ProtoJSON value of a well-known type, by json_format itself (NaN
+    and infinities in a ``Value`` as ``null``)."""
+    return _message_to_dict(msg)
 
 
 def to_dict_reference(msg: message.Message) -> dict[str, Any]:
     """:func:`~a2a_grpc.protojson.to_dict` the slow way:
     ``json_format.MessageToDict`` and then the codec's fix-ups (REQUIRED
-    defaults, millisecond timestamps, whole numbers in Struct/Value). Raises
-    json_format's ``SerializeToJsonError`` for values ProtoJSON cannot write."""
-    out = json_format.MessageToDict(msg)
+    defaults, millisecond timestamps, whole numbers in Struct/Value; NaN and
+    infinities in a Value as ``null``). Raises json_format's
+    ``SerializeToJsonError`` for values ProtoJSON cannot write (a Timestamp
+    outside years 1-9999)."""
+    out = _message_to_dict(msg)
     desc = msg.DESCRIPTOR
     if desc.full_name in OPAQUE:
         return out
@@ -207,6 +258,26 @@ _WKT_SHAPES: dict[str, tuple[type, ...] | None] = {
     "google.protobuf.FieldMask": (str,),
     "google.protobuf.Value": None,  # any JSON value
 }
+
+
+_JSON_VALUES = frozenset({"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"})
+_DOUBLE_MAX = sys.float_info.max
+
+
+def _check_doubles(value: Any, path: list[str]) -> None:
+    """Every number in a Struct/Value/ListValue's JSON is a double: refuse an
+    integer beyond the double range (json_format raises a bare OverflowError
+    for it, with no field)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        t = type(item)
+        if t is int and not -_DOUBLE_MAX <= item <= _DOUBLE_MAX:
+            raise _shape_error(path, "a number within the range of a double (about ±1.8e308)")
+        if t is dict:
+            stack.extend(item.values())
+        elif t is list or t is tuple:
+            stack.extend(item)
 
 
 def _shape_error(path: list[str], want: str) -> A2AError:
@@ -241,6 +312,8 @@ def _check_value(fd: Field, value: Any, path: list[str]) -> None:
         shape = _WKT_SHAPES[full]
         if shape is not None and not isinstance(value, shape):
             raise _shape_error(path, f"a JSON {'object' if shape == (dict,) else shape[0].__name__}")
+        if full in _JSON_VALUES:
+            _check_doubles(value, path)
         return
     if full.startswith("google.protobuf.") and full.endswith("Value"):
         return  # wrapper types take scalars
@@ -320,7 +393,7 @@ def parse_reference(obj: Any, msg: M, *, prefix: str = "") -> M:
         json_format.ParseDict(obj, msg, ignore_unknown_fields=True)
     except A2AError:
         raise
-    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
+    except (json_format.ParseError, ValueError, TypeError, RecursionError, OverflowError) as exc:
         text = str(exc)
         path = _field_path(msg.DESCRIPTOR, _error_names(text))
         full = ".".join(p for p in (prefix, path) if p)

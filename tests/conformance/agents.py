@@ -13,6 +13,9 @@ text; ``echo`` is the built-in :class:`~a2a_grpc.agents.echo.EchoAgent`
 - ``silent``: no event at all (INVALID_AGENT_RESPONSE).
 - ``refuse``: CONTENT_TYPE_NOT_SUPPORTED before any event.
 - ``ext``: echoes which extensions the caller requested, as an artifact.
+- ``nonfinite``: an artifact whose data part holds NaN, Infinity and
+  -Infinity, numbers no request may carry but an agent (or an older version
+  of the store) may write; the task must stay readable on every binding.
 
 :class:`BareAgent` declares no streaming, no extended card and a required
 extension, for the capability errors.
@@ -72,6 +75,12 @@ class ConformanceAgent(AgentExecutor):
             return
         elif cmd == "refuse":
             raise A2AError(ErrorCode.CONTENT_TYPE_NOT_SUPPORTED, "this agent only reads text/x-never")
+        elif cmd == "nonfinite":
+            data = pb.Part()
+            for number in (float("nan"), float("inf"), float("-inf"), 1.5):
+                data.data.list_value.values.add().number_value = number
+            yield ctx.artifact([data], name="nonfinite")
+            yield ctx.status(pb.TASK_STATE_COMPLETED)
         elif cmd == "ext":
             yield ctx.artifact([",".join(sorted(ctx.call.requested_extensions))], name="extensions")
             yield ctx.status(pb.TASK_STATE_COMPLETED)

@@ -144,6 +144,15 @@ async def _sse_objects(resp: aiohttp.ClientResponse) -> AsyncIterator[dict[str, 
         yield json.loads("\n".join(data))
 
 
+def _jsonrpc_http_status(body: dict[str, Any]) -> int:
+    """The HTTP status a JSON-RPC answer must come with: 200, but 413 for
+    PAYLOAD_TOO_LARGE (design.md "JSON-RPC errors")."""
+    if "error" not in body:
+        return 200
+    reasons = {d.get("reason") for d in body["error"].get("data", [])}
+    return 413 if "PAYLOAD_TOO_LARGE" in reasons else 200
+
+
 class JsonRpcBinding:
     name = "jsonrpc"
 
@@ -173,10 +182,10 @@ class JsonRpcBinding:
     async def call(self, rpc: str, request: Any, *, headers: Mapping[str, str | None] | None = None) -> Any:
         envelope = self._envelope(rpc, request)
         async with self.session.post(self.url, json=envelope, headers=_headers(headers)) as resp:
-            assert resp.status == 200
             assert resp.headers["Content-Type"].startswith("application/json")
             self.last_extensions = resp.headers.get("A2A-Extensions")
             body = await resp.json()
+            assert resp.status == _jsonrpc_http_status(body)
         assert body["jsonrpc"] == "2.0" and body["id"] == envelope["id"]
         if "error" in body:
             raise self._error(body)
@@ -187,10 +196,10 @@ class JsonRpcBinding:
     ) -> AsyncIterator[pb.StreamResponse]:
         envelope = self._envelope(rpc, request)
         async with self.session.post(self.url, json=envelope, headers=_headers(headers)) as resp:
-            assert resp.status == 200
             self.last_extensions = resp.headers.get("A2A-Extensions")
             if not resp.headers["Content-Type"].startswith("text/event-stream"):
                 body = await resp.json()
+                assert resp.status == _jsonrpc_http_status(body)
                 assert body["id"] == envelope["id"] and "error" in body
                 raise self._error(body)
             async for obj in _sse_objects(resp):

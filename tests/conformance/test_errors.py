@@ -106,6 +106,13 @@ async def test_error_table(binding, bare, transcript):
         lambda: binding.call("SendMessage", pb.SendMessageRequest(message=message("x", message_id=""))),
     )
     await expect("unknown method", ErrorCode.METHOD_NOT_FOUND, lambda: _unknown_method(binding))
+    # Over max_message_bytes (16 MiB) but within what each transport reads:
+    # the same error everywhere (tests/conformance/test_size_limits.py has the wire forms).
+    await expect(
+        "request too large",
+        ErrorCode.PAYLOAD_TOO_LARGE,
+        lambda: binding.call("SendMessage", send("echo " + "x" * (16 << 20))),
+    )
 
     # The bare agent: strict versions, a required extension, no streaming/push/extended card.
     ext = {"A2A-Extensions": REQUIRED_EXTENSION}

@@ -52,12 +52,16 @@ def test_spec_rows() -> None:
 def test_reasons_and_a2a_codes_unique() -> None:
     reasons = [c.reason for c in ErrorCode]
     assert len(reasons) == len(set(reasons))
-    specific = [c.jsonrpc_code for c in ErrorCode if c.jsonrpc_code != -32000]
+    # PAYLOAD_TOO_LARGE shares INVALID_REQUEST's -32600 (the request as a
+    # whole is refused); ErrorInfo.reason tells them apart, as for -32000.
+    shared = {ErrorCode.PAYLOAD_TOO_LARGE}
+    specific = [c.jsonrpc_code for c in ErrorCode if c.jsonrpc_code != -32000 and c not in shared]
     assert len(specific) == len(set(specific))
-    # Every JSON-RPC code maps back to its own member (except the shared -32000).
+    # Every JSON-RPC code maps back to its own member (except the shared ones).
     for c in ErrorCode:
-        if c.jsonrpc_code != -32000:
+        if c.jsonrpc_code != -32000 and c not in shared:
             assert ErrorCode.from_jsonrpc_code(c.jsonrpc_code) is c
+    assert ErrorCode.from_jsonrpc_code(-32600) is ErrorCode.INVALID_REQUEST
 
 
 @pytest.mark.parametrize("code", list(ErrorCode), ids=lambda c: c.name)

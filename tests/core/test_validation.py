@@ -123,10 +123,12 @@ async def test_oversize_message(make_server) -> None:
     srv = await make_server(max_message_bytes=4096)
     async with connect(srv) as stub:
         big = msg("echo " + "x" * 8000)
-        with raises(ErrorCode.INVALID_PARAMS) as r:
+        with raises(ErrorCode.PAYLOAD_TOO_LARGE) as r:
             await stub.SendMessage(big, metadata=VERSION_MD)
-        assert any("4096" in d for d in r.violations.values()), r.violations
-        with raises(ErrorCode.INVALID_PARAMS):
+        assert r.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "the limit is 4096 bytes" in r.details, r.details
+        assert r.error.metadata == {"limitBytes": "4096"}
+        with raises(ErrorCode.PAYLOAD_TOO_LARGE):
             await read_all(stub.SendStreamingMessage(big, metadata=VERSION_MD))
         # Far beyond the limit gRPC itself refuses the frame: RESOURCE_EXHAUSTED
         # (the transport cap is 2 x limit + 1 MiB), still never UNKNOWN.

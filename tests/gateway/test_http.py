@@ -134,9 +134,10 @@ async def test_rest_malformed_json_and_wrong_shapes(gw):
 async def test_rest_body_too_large(gw):
     big = json.dumps({"message": {"messageId": "m", "parts": [{"text": "x" * 100_000}]}})
     async with gw.session.post(f"{gw.base}/message:send", data=big, headers=JSON_HEADERS) as resp:
-        assert resp.status == 429
+        assert resp.status == 413
         body = await resp.json(content_type=None)
-    assert body["error"]["details"][0]["reason"] == "RESOURCE_EXHAUSTED"
+    assert body["error"]["details"][0]["reason"] == "PAYLOAD_TOO_LARGE"
+    assert body["error"]["status"] == "RESOURCE_EXHAUSTED"
     assert "65536 bytes" in body["error"]["message"]
 
 
