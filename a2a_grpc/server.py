@@ -54,6 +54,10 @@ class ServerConfig:
     built-in ones (version, extensions, validation, capability gate), in list
     order, just before the operation; their ``after`` in reverse order (see
     :mod:`a2a_grpc.interceptors` and docs/interceptors.md).
+    ``metrics``: Prometheus metrics (extra ``[metrics]``) at ``GET /metrics``
+    on the HTTP port, or only on ``metrics_port`` when that is set (0: any
+    free port, read back from ``A2AServer.metrics_port``); see
+    docs/operations.md.
     ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
     move everything alive (modules, classes,
     descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
@@ -75,6 +79,8 @@ class ServerConfig:
     card_max_age_seconds: int = 300
     handler: HandlerConfig = field(default_factory=HandlerConfig)
     interceptors: Sequence[CallInterceptor] = ()
+    metrics: bool = False
+    metrics_port: int | None = None
 
 
 class A2AServer:
@@ -99,17 +105,24 @@ class A2AServer:
         self.store = store
         self.push = push
         self.config.handler.max_request_bytes = self.config.max_message_bytes
+        self.metrics = _metrics(self.config)
         self.handler = RequestHandler(
             executor,
-            store,
+            self.metrics.timed(store) if self.metrics is not None else store,
             build_card(executor.card, {}, push=push is not None, extended=extended_card is not None),
             config=self.config.handler,
             extended_card=extended_card,
             push=push,
         )
-        self.servicer = A2AServicer(self.handler, self.config.interceptors)
+        telemetry: list[CallInterceptor] = []
+        if self.metrics is not None:
+            self.metrics.attach(self.handler, push)
+            telemetry.append(self.metrics.interceptor)
+        self.servicer = A2AServicer(self.handler, self.config.interceptors, telemetry)
         self.grpc_port = 0
         self.http_port: int | None = None
+        self.metrics_port: int | None = None
+        self._metrics_runner: Any = None
         self._grpc: grpc.aio.Server | None = None
         self._health: health.aio.HealthServicer | None = None
         self._runner: Any = None
@@ -145,6 +158,8 @@ class A2AServer:
         self._grpc = server
         if cfg.http_port is not None:
             await self._start_http(cfg.http_port)
+        if self.metrics is not None and cfg.metrics_port is not None:
+            await self._start_metrics(cfg.metrics_port)
         self.handler.card = build_card(
             self.executor.card,
             self._urls(),
@@ -195,8 +210,6 @@ class A2AServer:
 
     async def _start_http(self, port: int) -> None:
         """Serves the gateway (JSON-RPC, HTTP+JSON, the Agent Card) on ``port``."""
-        from aiohttp import web
-
         from gateway.app import create_app
 
         cfg = self.config
@@ -207,14 +220,17 @@ class A2AServer:
             card_max_age_seconds=cfg.card_max_age_seconds,
             # JSON carries bytes as base64: allow for its 4/3 growth.
             max_body_bytes=cfg.max_message_bytes * 4 // 3 + 1024 * 1024,
+            metrics=self.metrics.handle if self.metrics is not None and cfg.metrics_port is None else None,
         )
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=cfg.grace_seconds)
-        await runner.setup()
-        site = web.TCPSite(runner, cfg.host, port)
-        await site.start()
-        self._runner = runner
-        sockets = getattr(site._server, "sockets", None) or []
-        self.http_port = sockets[0].getsockname()[1] if sockets else port
+        self._runner, self.http_port = await _listen(app, cfg.host, port, cfg.grace_seconds)
+
+    async def _start_metrics(self, port: int) -> None:
+        """Serves ``GET /metrics`` alone on ``port``."""
+        from a2a_grpc.telemetry.metrics import metrics_app
+
+        assert self.metrics is not None
+        app = metrics_app(self.metrics)
+        self._metrics_runner, self.metrics_port = await _listen(app, self.config.host, port, 1.0)
 
     async def stop(self, grace_seconds: float | None = None) -> None:
         """Graceful shutdown: NOT_SERVING, drain for ``grace_seconds``, close."""
@@ -232,6 +248,9 @@ class A2AServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._metrics_runner is not None:
+            await self._metrics_runner.cleanup()
+            self._metrics_runner = None
         stop = getattr(self.push, "stop", None)
         if stop is not None:
             await stop()
@@ -248,6 +267,28 @@ class A2AServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+def _metrics(config: ServerConfig) -> Any:
+    """The server's Metrics when ``config.metrics`` (needs the ``[metrics]``
+    extra: ImportError otherwise), else None."""
+    if not config.metrics:
+        return None
+    from a2a_grpc.telemetry.metrics import Metrics
+
+    return Metrics()
+
+
+async def _listen(app: Any, host: str, port: int, shutdown_timeout: float) -> tuple[Any, int]:
+    """Serves the aiohttp ``app`` on ``host:port``: its runner and the bound port."""
+    from aiohttp import web
+
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=shutdown_timeout)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    sockets = getattr(site._server, "sockets", None) or []
+    return runner, sockets[0].getsockname()[1] if sockets else port
 
 
 class _Undecodable:

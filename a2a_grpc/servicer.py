@@ -78,6 +78,7 @@ def _call_context(context: RpcContext, rpc: str, request: ProtoMessage) -> CallC
         tenant=getattr(request, "tenant", ""),
         peer=context.peer(),
         deadline=context.time_remaining(),
+        binding=getattr(context, "binding", "grpc"),
     )
 
 
@@ -92,12 +93,18 @@ class A2AServicer:
     Unary RPCs take ``(request, context)`` and return the response message;
     server-streaming RPCs are async generators of ``pb.StreamResponse``.
     ``interceptors`` (the server's own) run after the built-in ones, just
-    before the operation.
+    before the operation. ``telemetry`` (spans, metrics: :mod:`a2a_grpc.telemetry`)
+    run first, in the chain's telemetry slot, so they see every outcome.
     """
 
-    def __init__(self, handler: RequestHandler, interceptors: Sequence[CallInterceptor] = ()) -> None:
+    def __init__(
+        self,
+        handler: RequestHandler,
+        interceptors: Sequence[CallInterceptor] = (),
+        telemetry: Sequence[CallInterceptor] = (),
+    ) -> None:
         self.handler = handler
-        self.chain = InterceptorChain([*builtin_interceptors(handler), *interceptors])
+        self.chain = InterceptorChain([*telemetry, *builtin_interceptors(handler), *interceptors])
 
     async def _unary(
         self,

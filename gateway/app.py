@@ -14,7 +14,7 @@ On shutdown, open SSE streams end cleanly (their generators are closed).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -54,6 +54,7 @@ def create_app(
     keepalive_seconds: float = 15.0,
     card_max_age_seconds: int = 300,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    metrics: Callable[[web.Request], Awaitable[web.StreamResponse]] | None = None,
 ) -> web.Application:
     """Builds the gateway application.
 
@@ -63,7 +64,8 @@ def create_app(
     ``keepalive_seconds`` is the SSE keep-alive comment interval,
     ``card_max_age_seconds`` the card's ``Cache-Control: max-age``, and
     ``max_body_bytes`` the largest accepted request body (larger ones get
-    RESOURCE_EXHAUSTED).
+    RESOURCE_EXHAUSTED). ``metrics``, when given, is the handler of ``GET
+    /metrics`` (:meth:`a2a_grpc.telemetry.metrics.Metrics.handle`).
     """
     if not jsonrpc_path.startswith("/"):
         raise ValueError(f"jsonrpc_path must start with '/': {jsonrpc_path!r}")
@@ -76,14 +78,14 @@ def create_app(
     stopping = asyncio.Event()
 
     app = web.Application(client_max_size=max_body_bytes)
-    app[SERVICER_KEY] = servicer
-    app[ROUTES_KEY] = table
-    app[STOPPING_KEY] = stopping
+    app[SERVICER_KEY], app[ROUTES_KEY], app[STOPPING_KEY] = servicer, table, stopping
     app[MAX_BODY_KEY] = max_body_bytes
 
     card = CardEndpoint(card_source, max_age_seconds=card_max_age_seconds)
     for path in CARD_PATHS:
         app.router.add_get(path, card.handle)
+    if metrics is not None:  # ahead of the REST catch-all
+        app.router.add_get("/metrics", metrics)
 
     jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive_seconds, stopping=stopping)
     app.router.add_post(jsonrpc_path, jsonrpc.handle)
