@@ -90,9 +90,8 @@ class TaskWriter:
             return []
         payload = event.SerializeToString()
         event_id = f"{task_id}:{version}"
-        return [
-            OutboxEntry(task_id=task_id, config_id=c.id, event_id=event_id, payload=payload) for c in configs
-        ]
+        trace = self.observer.trace_context()
+        return [OutboxEntry(task_id, c.id, event_id, payload, trace) for c in configs]
 
     async def create(self, task: pb.Task, owner: Owner) -> int:
         """Stores the new ``task``; returns its version (1). Raises

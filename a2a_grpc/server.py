@@ -57,7 +57,10 @@ class ServerConfig:
     ``metrics``: Prometheus metrics (extra ``[metrics]``) at ``GET /metrics``
     on the HTTP port, or only on ``metrics_port`` when that is set (0: any
     free port, read back from ``A2AServer.metrics_port``); see
-    docs/operations.md.
+    docs/operations.md. ``tracing``: OpenTelemetry spans (extra ``[otel]``)
+    made with ``tracer_provider``, by default the global SDK provider or, when
+    none is installed, one built from the ``OTEL_*`` variables (installed
+    globally, flushed at :meth:`A2AServer.stop`).
     ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
     move everything alive (modules, classes,
     descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
@@ -81,6 +84,8 @@ class ServerConfig:
     interceptors: Sequence[CallInterceptor] = ()
     metrics: bool = False
     metrics_port: int | None = None
+    tracing: bool = False
+    tracer_provider: Any = None
 
 
 class A2AServer:
@@ -106,6 +111,7 @@ class A2AServer:
         self.push = push
         self.config.handler.max_request_bytes = self.config.max_message_bytes
         self.metrics = _metrics(self.config)
+        self.tracing = _tracing(self.config, executor.card.name)
         self.handler = RequestHandler(
             executor,
             self.metrics.timed(store) if self.metrics is not None else store,
@@ -114,11 +120,7 @@ class A2AServer:
             extended_card=extended_card,
             push=push,
         )
-        telemetry: list[CallInterceptor] = []
-        if self.metrics is not None:
-            self.metrics.attach(self.handler, push)
-            telemetry.append(self.metrics.interceptor)
-        self.servicer = A2AServicer(self.handler, self.config.interceptors, telemetry)
+        self.servicer = A2AServicer(self.handler, self.config.interceptors, self._telemetry())
         self.grpc_port = 0
         self.http_port: int | None = None
         self.metrics_port: int | None = None
@@ -127,6 +129,19 @@ class A2AServer:
         self._health: health.aio.HealthServicer | None = None
         self._runner: Any = None
         self._stopped = asyncio.Event()
+
+    def _telemetry(self) -> list[CallInterceptor]:
+        """Connects tracing and metrics to the handler and push hooks; their
+        interceptors for the chain's telemetry slot (the span first)."""
+        from a2a_grpc.telemetry import Observers, attach
+
+        observers = [o for o in (self.tracing, self.metrics) if o is not None]
+        if not observers:
+            return []
+        attach(observers[0] if len(observers) == 1 else Observers(*observers), self.handler, self.push)
+        if self.metrics is not None:
+            self.metrics.watch(self.handler, self.push)
+        return [o.interceptor for o in observers]
 
     @property
     def card(self) -> pb.AgentCard:
@@ -255,6 +270,8 @@ class A2AServer:
         if stop is not None:
             await stop()
         await self.store.close()
+        if self.tracing is not None:
+            self.tracing.shutdown()
         self._stopped.set()
 
     async def wait_stopped(self) -> None:
@@ -277,6 +294,24 @@ def _metrics(config: ServerConfig) -> Any:
     from a2a_grpc.telemetry.metrics import Metrics
 
     return Metrics()
+
+
+def _tracing(config: ServerConfig, agent: str) -> Any:
+    """The server's Tracing when ``config.tracing`` (needs the ``[otel]``
+    extra), else None; see ServerConfig for the provider chosen."""
+    if not config.tracing:
+        return None
+    from opentelemetry import trace
+
+    from a2a_grpc.telemetry.tracing import Tracing, provider_from_env
+
+    provider, owned = config.tracer_provider, False
+    if provider is None:
+        provider = trace.get_tracer_provider()
+        if not hasattr(provider, "add_span_processor"):  # no SDK provider installed yet
+            provider, owned = provider_from_env(), True
+            trace.set_tracer_provider(provider)
+    return Tracing(provider, agent=agent, owned=owned)
 
 
 async def _listen(app: Any, host: str, port: int, shutdown_timeout: float) -> tuple[Any, int]:

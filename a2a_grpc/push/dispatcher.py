@@ -456,11 +456,12 @@ class PushDispatcher:
             host,
         )
         try:
-            with self.observer.push_delivery(rec.entry.task_id, rec.entry.event_id, headers):
+            with self.observer.push_delivery(rec.entry, headers):
                 async with self._session.post(
                     target.url, data=body, headers=headers, allow_redirects=False
                 ) as resp:
                     status = resp.status
+                    self.observer.push_response(status)
                     retry_after = resp.headers.get("Retry-After")
                     # A short answer is read so the connection can be reused; a
                     # longer one is not waited for (the connection is closed).

@@ -18,9 +18,13 @@ See docs/operations.md for every metric.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, ExitStack, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["NO_OBSERVER", "Observer", "Observers"]
+if TYPE_CHECKING:
+    from a2a_grpc.handler import RequestHandler
+    from a2a_grpc.store.base import OutboxEntry
+
+__all__ = ["NO_OBSERVER", "Observer", "Observers", "attach", "state_label"]
 
 
 class Observer:
@@ -45,12 +49,18 @@ class Observer:
         """A stream subscriber fell too far behind and was closed
         (RESOURCE_EXHAUSTED)."""
 
-    def push_delivery(
-        self, task_id: str, event_id: str, headers: dict[str, str]
-    ) -> AbstractContextManager[Any]:
-        """Wraps one webhook POST of event ``event_id`` of ``task_id``; may add
-        to the request ``headers`` (e.g. ``traceparent``) before it is sent."""
+    def trace_context(self) -> str:
+        """The W3C ``traceparent`` of the current span, stored with the push
+        notifications an update writes ("" when not traced)."""
+        return ""
+
+    def push_delivery(self, entry: OutboxEntry, headers: dict[str, str]) -> AbstractContextManager[Any]:
+        """Wraps one webhook POST of ``entry``; may add to the request
+        ``headers`` (e.g. ``traceparent``) before it is sent."""
         return nullcontext()
+
+    def push_response(self, status: int) -> None:
+        """The webhook answered HTTP ``status`` (called inside :meth:`push_delivery`)."""
 
     def push_outcome(self, outcome: str) -> None:
         """A push notification attempt ended: ``delivered``, ``retried``
@@ -86,14 +96,40 @@ class Observers(Observer):
         for o in self.observers:
             o.subscriber_lagged()
 
-    def push_delivery(
-        self, task_id: str, event_id: str, headers: dict[str, str]
-    ) -> AbstractContextManager[Any]:
+    def trace_context(self) -> str:
+        return next((t for t in (o.trace_context() for o in self.observers) if t), "")
+
+    def push_delivery(self, entry: OutboxEntry, headers: dict[str, str]) -> AbstractContextManager[Any]:
         stack = ExitStack()
         for o in self.observers:
-            stack.enter_context(o.push_delivery(task_id, event_id, headers))
+            stack.enter_context(o.push_delivery(entry, headers))
         return stack
+
+    def push_response(self, status: int) -> None:
+        for o in self.observers:
+            o.push_response(status)
 
     def push_outcome(self, outcome: str) -> None:
         for o in self.observers:
             o.push_outcome(outcome)
+
+
+def attach(observer: Observer, handler: RequestHandler, push: object | None) -> None:
+    """Connects ``observer`` to the hooks of ``handler`` (its executions, task
+    writer and event bus) and of ``push`` (a PushDispatcher: anything with an
+    ``observer`` attribute)."""
+    handler.executions.observer = observer
+    handler.writer.observer = observer
+    handler.bus.observer = observer
+    if push is not None and hasattr(push, "observer"):
+        push.observer = observer
+
+
+def state_label(state: int) -> str:
+    """``working`` for TASK_STATE_WORKING: a task state as a label value."""
+    from a2a_grpc.types import pb
+
+    try:
+        return pb.TaskState.Name(state).removeprefix("TASK_STATE_").lower()
+    except ValueError:
+        return str(state)

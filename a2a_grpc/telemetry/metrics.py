@@ -41,15 +41,14 @@ from prometheus_client.exposition import generate_latest
 from a2a_grpc.context import CallContext
 from a2a_grpc.errors import A2AError
 from a2a_grpc.interceptors import CallInterceptor, Outcome
-from a2a_grpc.telemetry import Observer
+from a2a_grpc.telemetry import Observer, state_label
 from a2a_grpc.telemetry.store import TimedStore
-from a2a_grpc.types import pb
 
 if TYPE_CHECKING:
     from aiohttp import web
 
     from a2a_grpc.handler import RequestHandler
-    from a2a_grpc.store.base import PushOutbox
+    from a2a_grpc.store.base import OutboxEntry, PushOutbox
 
 __all__ = ["METRICS_PATH", "Metrics", "RpcMetrics", "metrics_app"]
 
@@ -75,14 +74,6 @@ def _rpc(method: str) -> tuple[str, str, str]:
     except KeyError:
         return service, name, "unary"
     return service, name, "server_stream" if found.server_streaming else "unary"
-
-
-def state_label(state: int) -> str:
-    """``working`` for TASK_STATE_WORKING: the label value of a task state."""
-    try:
-        return pb.TaskState.Name(state).removeprefix("TASK_STATE_").lower()
-    except ValueError:
-        return str(state)
 
 
 def _code(outcome: Outcome) -> str:
@@ -211,16 +202,11 @@ class Metrics(Observer):
     def _store_operation(self, operation: str, outcome: str, seconds: float) -> None:
         self.store_seconds.labels(operation, outcome).observe(seconds)
 
-    def attach(self, handler: RequestHandler, push: object | None) -> None:
-        """Observes ``handler``'s executions, writer and event bus, and
-        ``push`` (a PushDispatcher, when it has an ``observer``); the outbox
-        figures are read from the handler's store while push is on."""
-        handler.executions.observer = self
-        handler.writer.observer = self
-        handler.bus.observer = self
+    def watch(self, handler: RequestHandler, push: object | None) -> None:
+        """Reads the subscriber count from ``handler``'s event bus and, while
+        ``push`` is on, the outbox figures from its store. (The hooks are
+        connected by :func:`a2a_grpc.telemetry.attach`.)"""
         self.subscribers.set_function(handler.bus.total_subscribers)
-        if push is not None and hasattr(push, "observer"):
-            push.observer = self
         if push is not None:
             # the scrape's own reads are not store latency
             self._outbox = cast("PushOutbox", getattr(handler.store, "inner", handler.store))
@@ -247,9 +233,7 @@ class Metrics(Observer):
     def subscriber_lagged(self) -> None:
         self.lagged.inc()
 
-    def push_delivery(
-        self, task_id: str, event_id: str, headers: dict[str, str]
-    ) -> AbstractContextManager[Any]:
+    def push_delivery(self, entry: OutboxEntry, headers: dict[str, str]) -> AbstractContextManager[Any]:
         self.push_attempts.inc()
         return self.push_seconds.time()
 
