@@ -60,7 +60,10 @@ class ServerConfig:
     docs/operations.md. ``tracing``: OpenTelemetry spans (extra ``[otel]``)
     made with ``tracer_provider``, by default the global SDK provider or, when
     none is installed, one built from the ``OTEL_*`` variables (installed
-    globally, flushed at :meth:`A2AServer.stop`).
+    globally, flushed at :meth:`A2AServer.stop`). ``request_ids``: each call
+    gets a request id (the caller's ``x-request-id`` or a new one) that log
+    records written while serving it carry; ``access_log`` (implies it): one
+    ``a2a_grpc.access`` line per call (:mod:`a2a_grpc.telemetry.logs`).
     ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
     move everything alive (modules, classes,
     descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
@@ -86,6 +89,8 @@ class ServerConfig:
     metrics_port: int | None = None
     tracing: bool = False
     tracer_provider: Any = None
+    request_ids: bool = False
+    access_log: bool = False
 
 
 class A2AServer:
@@ -135,13 +140,19 @@ class A2AServer:
         interceptors for the chain's telemetry slot (the span first)."""
         from a2a_grpc.telemetry import Observers, attach
 
+        cfg = self.config
+        steps: list[CallInterceptor] = [self.tracing.interceptor] if self.tracing is not None else []
+        if cfg.request_ids or cfg.access_log:  # after the span: access lines carry its trace id
+            from a2a_grpc.telemetry.logs import RequestLog
+
+            steps.append(RequestLog(access=cfg.access_log))
         observers = [o for o in (self.tracing, self.metrics) if o is not None]
-        if not observers:
-            return []
-        attach(observers[0] if len(observers) == 1 else Observers(*observers), self.handler, self.push)
+        if observers:
+            attach(observers[0] if len(observers) == 1 else Observers(*observers), self.handler, self.push)
         if self.metrics is not None:
             self.metrics.watch(self.handler, self.push)
-        return [o.interceptor for o in observers]
+            steps.append(self.metrics.interceptor)
+        return steps
 
     @property
     def card(self) -> pb.AgentCard:

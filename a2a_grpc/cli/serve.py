@@ -11,16 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from google.protobuf import json_format
 
 from a2a_grpc.card import BINDINGS
+from a2a_grpc.cli.ops import operations_options, server_settings
 from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
 
@@ -185,6 +185,7 @@ def _default_store() -> str:
     show_envvar=True,
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
 )
+@operations_options
 def serve(
     agent: str,
     host: str,
@@ -204,9 +205,10 @@ def serve(
     max_message_bytes: int,
     grace: float,
     log_level: str,
+    **ops: Any,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = server_settings(log_level, **ops)  # logs, metrics, traces (a2a_grpc.cli.ops)
     from a2a_grpc.server import A2AServer, ServerConfig
 
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card)
@@ -232,6 +234,7 @@ def serve(
         freeze_gc=True,
         interface_order=order,
         handler=HandlerConfig(strict_version=strict_version),
+        **settings,
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
     try:
@@ -284,6 +287,9 @@ def _run(server: object) -> None:
                 f"  card      http://{server.config.host}:{server.http_port}/.well-known/agent-card.json",
                 err=True,
             )
+        if server.metrics is not None:
+            port = server.metrics_port if server.metrics_port is not None else server.http_port
+            click.echo(f"  metrics   http://{server.config.host}:{port}/metrics", err=True)
         sys.stderr.flush()
         await stop.wait()
         click.echo("shutting down…", err=True)
