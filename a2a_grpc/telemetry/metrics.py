@@ -35,7 +35,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from google.protobuf import descriptor_pool
 from google.protobuf.message import Message as ProtoMessage
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Info,
+    disable_created_metrics,
+)
 from prometheus_client.exposition import generate_latest
 
 from a2a_grpc.context import CallContext
@@ -118,6 +126,7 @@ class Metrics(Observer):
     dispatcher."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        disable_created_metrics()  # no ``*_created`` series: they only clutter dashboards
         self.registry = registry or CollectorRegistry()
         self._outbox: PushOutbox | None = None
         self._define_rpc()
