@@ -64,6 +64,9 @@ class ServerConfig:
     gets a request id (the caller's ``x-request-id`` or a new one) that log
     records written while serving it carry; ``access_log`` (implies it): one
     ``a2a_grpc.access`` line per call (:mod:`a2a_grpc.telemetry.logs`).
+    ``retain_terminal_seconds``: terminal tasks older than this are deleted
+    in the background, with their push configs and outbox rows
+    (:mod:`a2a_grpc.store.retention`; None keeps every task).
     ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
     move everything alive (modules, classes,
     descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
@@ -91,6 +94,7 @@ class ServerConfig:
     tracer_provider: Any = None
     request_ids: bool = False
     access_log: bool = False
+    retain_terminal_seconds: float | None = None
 
 
 class A2AServer:
@@ -130,6 +134,7 @@ class A2AServer:
         self.http_port: int | None = None
         self.metrics_port: int | None = None
         self._metrics_runner: Any = None
+        self.retention: Any = None
         self._grpc: grpc.aio.Server | None = None
         self._health: health.aio.HealthServicer | None = None
         self._runner: Any = None
@@ -177,6 +182,11 @@ class A2AServer:
         start = getattr(self.push, "start", None)
         if start is not None:
             await start()
+        if cfg.retain_terminal_seconds is not None:
+            from a2a_grpc.store.retention import RetentionWorker
+
+            self.retention = RetentionWorker(self.store, cfg.retain_terminal_seconds)
+            await self.retention.start()
         server = self._grpc_server()
         self.grpc_port = server.add_insecure_port(f"{_bracket(cfg.host)}:{cfg.grpc_port}")
         if self.grpc_port == 0:
@@ -280,6 +290,8 @@ class A2AServer:
         stop = getattr(self.push, "stop", None)
         if stop is not None:
             await stop()
+        if self.retention is not None:
+            await self.retention.stop()
         await self.store.close()
         if self.tracing is not None:
             self.tracing.shutdown()

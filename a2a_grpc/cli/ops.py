@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-__all__ = ["operations_options", "server_settings", "tracing_wanted"]
+__all__ = ["DURATION", "operations_options", "server_settings", "tracing_wanted"]
 
 _F = Callable[..., Any]
 _AUTO = click.Choice(["auto", "on", "off"], case_sensitive=False)
@@ -25,7 +25,8 @@ _OTEL_TARGETS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPO
 
 def operations_options(f: _F) -> _F:
     """Adds ``--log-format``, ``--access-log``, ``--metrics``,
-    ``--metrics-port`` and ``--tracing`` to a click command."""
+    ``--metrics-port``, ``--retain-terminal-tasks`` and ``--tracing`` to a
+    click command."""
     options = [
         click.option(
             "--log-format",
@@ -62,6 +63,15 @@ def operations_options(f: _F) -> _F:
             help="Serve /metrics on this port only, instead of the HTTP port (0 = any free port).",
         ),
         click.option(
+            "--retain-terminal-tasks",
+            type=DURATION,
+            default=None,
+            envvar="A2A_GRPC_RETAIN_TERMINAL_TASKS",
+            show_envvar=True,
+            help="Delete terminal tasks (and their push configs and outbox rows) this long after "
+            "they ended, in the background: 30d, 12h, 90m … (default: keep them).",
+        ),
+        click.option(
             "--tracing",
             type=_AUTO,
             default="auto",
@@ -75,6 +85,25 @@ def operations_options(f: _F) -> _F:
     for option in reversed(options):
         f = option(f)
     return f
+
+
+class Duration(click.ParamType):
+    """``30d``, ``12h``, ``90m``, ``45s``, ``2w`` → seconds (a float)."""
+
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        from a2a_grpc.store.retention import parse_duration
+
+        try:
+            return parse_duration(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+DURATION = Duration()
 
 
 def tracing_wanted(choice: str, env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
@@ -105,6 +134,7 @@ def server_settings(
     access_log: bool,
     metrics: str,
     metrics_port: int | None,
+    retain_terminal_tasks: float | None,
     tracing: str,
 ) -> dict[str, Any]:
     """Installs the log handler and returns the ``ServerConfig`` fields of
@@ -121,4 +151,5 @@ def server_settings(
         "tracing": trace_on,
         "request_ids": True,
         "access_log": access_log,
+        "retain_terminal_seconds": retain_terminal_tasks,
     }

@@ -1,5 +1,6 @@
-"""The webhook receiver of the push tests, for telemetry tests of push delivery."""
+"""The push tests' webhook receiver and per-backend store fixtures (memory,
+SQLite, PostgreSQL with its own tables), for the telemetry and operations tests."""
 
-from tests.push.conftest import receiver
+from tests.push.conftest import receiver, store
 
-__all__ = ["receiver"]
+__all__ = ["receiver", "store"]
