@@ -67,6 +67,9 @@ class ServerConfig:
     ``retain_terminal_seconds``: terminal tasks older than this are deleted
     in the background, with their push configs and outbox rows
     (:mod:`a2a_grpc.store.retention`; None keeps every task).
+    ``health_check_seconds``: how often the store is pinged; health is
+    NOT_SERVING while it does not answer (:mod:`a2a_grpc.store.health`; None:
+    never checked).
     ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
     move everything alive (modules, classes,
     descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
@@ -95,6 +98,7 @@ class ServerConfig:
     request_ids: bool = False
     access_log: bool = False
     retain_terminal_seconds: float | None = None
+    health_check_seconds: float | None = 5.0
 
 
 class A2AServer:
@@ -135,6 +139,7 @@ class A2AServer:
         self.metrics_port: int | None = None
         self._metrics_runner: Any = None
         self.retention: Any = None
+        self.store_health: Any = None
         self._grpc: grpc.aio.Server | None = None
         self._health: health.aio.HealthServicer | None = None
         self._runner: Any = None
@@ -207,10 +212,26 @@ class A2AServer:
         assert self._health is not None
         await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
+        if cfg.health_check_seconds:
+            from a2a_grpc.store.health import StoreHealth
+
+            self.store_health = StoreHealth(
+                self.store, self._serving, interval_seconds=cfg.health_check_seconds
+            )
+            self.store_health.start()
         if cfg.freeze_gc:
             gc.collect()
             gc.freeze()
         log.info("serving %s: gRPC %s, HTTP %s", self.card.name, self.grpc_port, self.http_port)
+
+    async def _serving(self, serving: bool) -> None:
+        """Sets the health of the A2A service and of the server ("")."""
+        assert self._health is not None
+        status = (
+            health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        for service in (SERVICE_NAME, ""):
+            await self._health.set(service, status)
 
     def _grpc_server(self) -> grpc.aio.Server:
         """The grpc.aio server with the A2A service, health and reflection."""
@@ -271,6 +292,8 @@ class A2AServer:
     async def stop(self, grace_seconds: float | None = None) -> None:
         """Graceful shutdown: NOT_SERVING, drain for ``grace_seconds``, close."""
         grace = self.config.grace_seconds if grace_seconds is None else grace_seconds
+        if self.store_health is not None:
+            await self.store_health.stop()
         if self._health is not None:
             await self._health.enter_graceful_shutdown()
         stops = []

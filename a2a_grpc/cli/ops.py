@@ -23,70 +23,6 @@ _AUTO = click.Choice(["auto", "on", "off"], case_sensitive=False)
 _OTEL_TARGETS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER")
 
 
-def operations_options(f: _F) -> _F:
-    """Adds ``--log-format``, ``--access-log``, ``--metrics``,
-    ``--metrics-port``, ``--retain-terminal-tasks`` and ``--tracing`` to a
-    click command."""
-    options = [
-        click.option(
-            "--log-format",
-            type=click.Choice(["text", "json"], case_sensitive=False),
-            default="text",
-            show_default=True,
-            envvar="A2A_GRPC_LOG_FORMAT",
-            show_envvar=True,
-            help="Log lines as text or as one JSON object per line (request and trace ids included).",
-        ),
-        click.option(
-            "--access-log/--no-access-log",
-            default=True,
-            show_default=True,
-            envvar="A2A_GRPC_ACCESS_LOG",
-            show_envvar=True,
-            help="One log line per call: binding, method, code, duration, peer, caller.",
-        ),
-        click.option(
-            "--metrics",
-            type=_AUTO,
-            default="auto",
-            show_default=True,
-            envvar="A2A_GRPC_METRICS",
-            show_envvar=True,
-            help="Prometheus metrics at GET /metrics (auto: when prometheus-client is installed).",
-        ),
-        click.option(
-            "--metrics-port",
-            type=click.IntRange(0, 65535),
-            default=None,
-            envvar="A2A_GRPC_METRICS_PORT",
-            show_envvar=True,
-            help="Serve /metrics on this port only, instead of the HTTP port (0 = any free port).",
-        ),
-        click.option(
-            "--retain-terminal-tasks",
-            type=DURATION,
-            default=None,
-            envvar="A2A_GRPC_RETAIN_TERMINAL_TASKS",
-            show_envvar=True,
-            help="Delete terminal tasks (and their push configs and outbox rows) this long after "
-            "they ended, in the background: 30d, 12h, 90m … (default: keep them).",
-        ),
-        click.option(
-            "--tracing",
-            type=_AUTO,
-            default="auto",
-            show_default=True,
-            envvar="A2A_GRPC_TRACING",
-            show_envvar=True,
-            help="OpenTelemetry traces, configured by the OTEL_* variables "
-            "(auto: on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_TRACES_EXPORTER is set).",
-        ),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
 class Duration(click.ParamType):
     """``30d``, ``12h``, ``90m``, ``45s``, ``2w`` → seconds (a float)."""
 
@@ -104,6 +40,73 @@ class Duration(click.ParamType):
 
 
 DURATION = Duration()
+
+
+#: The options, in --help order.
+_OPTIONS = [
+    click.option(
+        "--log-format",
+        type=click.Choice(["text", "json"], case_sensitive=False),
+        default="text",
+        show_default=True,
+        envvar="A2A_GRPC_LOG_FORMAT",
+        show_envvar=True,
+        help="Log lines as text or as one JSON object per line (request and trace ids included).",
+    ),
+    click.option(
+        "--access-log/--no-access-log",
+        default=True,
+        show_default=True,
+        envvar="A2A_GRPC_ACCESS_LOG",
+        show_envvar=True,
+        help="One log line per call: binding, method, code, duration, peer, caller.",
+    ),
+    click.option(
+        "--metrics",
+        type=_AUTO,
+        default="auto",
+        show_default=True,
+        envvar="A2A_GRPC_METRICS",
+        show_envvar=True,
+        help="Prometheus metrics at GET /metrics (auto: when prometheus-client is installed).",
+    ),
+    click.option(
+        "--metrics-port",
+        type=click.IntRange(0, 65535),
+        default=None,
+        envvar="A2A_GRPC_METRICS_PORT",
+        show_envvar=True,
+        help="Serve /metrics on this port only, instead of the HTTP port (0 = any free port).",
+    ),
+    click.option(
+        "--retain-terminal-tasks",
+        type=DURATION,
+        default=None,
+        envvar="A2A_GRPC_RETAIN_TERMINAL_TASKS",
+        show_envvar=True,
+        help="Delete terminal tasks (and their push configs and outbox rows) this long after "
+        "they ended, in the background: 30d, 12h, 90m … (default: keep them).",
+    ),
+    click.option(
+        "--tracing",
+        type=_AUTO,
+        default="auto",
+        show_default=True,
+        envvar="A2A_GRPC_TRACING",
+        show_envvar=True,
+        help="OpenTelemetry traces, configured by the OTEL_* variables "
+        "(auto: on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_TRACES_EXPORTER is set).",
+    ),
+]
+
+
+def operations_options(f: _F) -> _F:
+    """Adds ``--log-format``, ``--access-log``, ``--metrics``,
+    ``--metrics-port``, ``--retain-terminal-tasks`` and ``--tracing`` to a
+    click command."""
+    for option in reversed(_OPTIONS):
+        f = option(f)
+    return f
 
 
 def tracing_wanted(choice: str, env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
