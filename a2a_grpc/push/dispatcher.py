@@ -31,7 +31,7 @@ rows into HTTP POSTs:
   again and aiohttp connects only to addresses the guard's resolver checked
   (:mod:`a2a_grpc.push.ssrf`).
 * **Observable** — ``logging.getLogger("a2a_grpc.push")`` records attempts
-  (DEBUG), deliveries (INFO), retries and dead letters (WARNING) with
+  (DEBUG), deliveries (INFO), retries (WARNING) and dead letters (ERROR) with
   task id, config id, event id and the target host — never credentials,
   tokens or the URL's path/query; :attr:`PushDispatcher.stats` counts them.
 
@@ -412,7 +412,7 @@ class PushDispatcher:
             )
         else:
             self.stats["dead"] += 1
-            log.warning(
+            log.error(
                 "push: dead letter task=%s config=%s event=%s host=%s attempts=%d: %s", *ids, outcome.error
             )
         return outcome

@@ -240,3 +240,28 @@ async def test_outbox_depth_while_deliveries_wait_for_a_retry(receiver: Receiver
         assert 0 <= got.value("a2a_push_outbox_oldest_due_seconds") < 60
     finally:
         await srv.stop()
+
+
+async def test_subscriber_closed_for_lagging_is_counted() -> None:
+    from a2a_grpc.events import EventBus
+    from a2a_grpc.telemetry.metrics import Metrics
+
+    metrics = Metrics()
+    bus = EventBus(buffer=2)
+    bus.observer = metrics
+    metrics.subscribers.set_function(bus.total_subscribers)
+    slow, fast = bus.subscribe("t"), bus.subscribe("t")
+    assert Scrape((await metrics.exposition()).decode()).value("a2a_stream_subscribers") == 2
+    for version in (1, 2):
+        bus.publish("t", version, pb.StreamResponse())
+    reader = aiter(fast)  # held: the fast subscriber stays open
+    for _ in range(2):
+        await anext(reader)
+    bus.publish("t", 3, pb.StreamResponse())  # the slow one holds 2 already: it is closed
+    got = Scrape((await metrics.exposition()).decode())
+    assert got.value("a2a_stream_subscribers_lagged_total") == 1
+    assert got.value("a2a_stream_subscribers") == 1
+    with pytest.raises(A2AError) as err:
+        _ = [e async for e in slow]
+    assert err.value.code is ErrorCode.RESOURCE_EXHAUSTED
+    fast.close()
