@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -109,7 +110,7 @@ class TraceCalls(CallInterceptor):
 
     def __init__(self, tracer: trace.Tracer) -> None:
         self.tracer = tracer
-        self._open: dict[int, tuple[trace.Span, object]] = {}
+        self._open: dict[int, tuple[trace.Span, otel_context.Context, object]] = {}
 
     async def before(self, call: CallContext, request: ProtoMessage) -> None:
         parent = propagate.extract(call.metadata, getter=_GETTER)
@@ -126,14 +127,14 @@ class TraceCalls(CallInterceptor):
             f"{service}/{method}", context=parent, kind=SpanKind.SERVER, attributes=attributes
         )
         _set_ids(span, request)
-        token = otel_context.attach(trace.set_span_in_context(span, parent))
-        self._open[id(call)] = (span, token)
+        current = trace.set_span_in_context(span, parent)
+        self._open[id(call)] = (span, current, otel_context.attach(current))
 
     async def after(self, call: CallContext, outcome: Outcome) -> None:
         opened = self._open.pop(id(call), None)
         if opened is None:
             return
-        span, token = opened
+        span, current, token = opened
         code = 0
         if isinstance(outcome, A2AError):
             code = outcome.code.grpc_code.value[0]
@@ -147,7 +148,21 @@ class TraceCalls(CallInterceptor):
             _set_ids(span, outcome)
         span.set_attribute("rpc.grpc.status_code", code)
         span.end()
-        otel_context.detach(token)  # type: ignore[arg-type]
+        if otel_context.get_current() is current:
+            _detach(token)
+
+
+def _detach(token: Any) -> None:
+    """Undoes ``otel_context.attach``. A stream may end in another asyncio
+    context than it began in (its events pulled by different tasks): the
+    variable set in that context dies with it, and the token is refused
+    (ValueError, which OpenTelemetry's ``detach`` would log as an error)."""
+    var = getattr(token, "var", None)
+    if var is None:  # not the contextvars runtime context
+        otel_context.detach(token)
+        return
+    with contextlib.suppress(ValueError):
+        var.reset(token)
 
 
 class Tracing(Observer):
