@@ -292,8 +292,6 @@ class A2AServer:
     async def stop(self, grace_seconds: float | None = None) -> None:
         """Graceful shutdown: NOT_SERVING, drain for ``grace_seconds``, close."""
         grace = self.config.grace_seconds if grace_seconds is None else grace_seconds
-        if self.store_health is not None:
-            await self.store_health.stop()
         if self._health is not None:
             await self._health.enter_graceful_shutdown()
         stops = []
@@ -304,6 +302,8 @@ class A2AServer:
         # with the task's final (FAILED) status instead of UNAVAILABLE.
         stops.append(self.handler.close(max(0.0, grace - min(1.0, grace / 4))))
         await asyncio.gather(*stops, return_exceptions=True)
+        if self.store_health is not None:  # health ignores it since the graceful shutdown began
+            await self.store_health.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
