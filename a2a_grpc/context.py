@@ -76,7 +76,8 @@ class CallContext:
     whatever binding carried the call. ``protocol_version`` is the
     ``A2A-Version`` service parameter ("" when absent). ``requested_extensions``
     come from ``A2A-Extensions``; the handler adds the ones it activates to
-    ``activated_extensions``, which the binding echoes back.
+    ``activated_extensions``, which the binding echoes back. ``binding`` is
+    the binding that carried the call: ``grpc``, ``jsonrpc`` or ``rest``.
     """
 
     method: str
@@ -89,6 +90,7 @@ class CallContext:
     peer: str = ""
     deadline: float | None = None
     peer_identity: PeerIdentity | None = None
+    binding: str = "grpc"
 
     @property
     def owner(self) -> Owner:
@@ -114,6 +116,7 @@ class CallContext:
         tenant: str = "",
         peer: str = "",
         deadline: float | None = None,
+        binding: str = "grpc",
     ) -> CallContext:
         """Builds the context from gRPC metadata or HTTP headers given as
         (key, value) pairs; keys are compared case-insensitively."""
@@ -132,4 +135,5 @@ class CallContext:
             metadata=md,
             peer=peer,
             deadline=deadline,
+            binding=binding,
         )

@@ -40,6 +40,7 @@ from a2a_grpc.taskupdate import (
     open_task,
     status_event,
 )
+from a2a_grpc.telemetry import NO_OBSERVER, Observer
 from a2a_grpc.types import is_final, is_terminal, new_id, now_timestamp, pb
 
 __all__ = ["Driver", "TaskWriter"]
@@ -58,6 +59,7 @@ class TaskWriter:
 
     ``wake`` tells push delivery that outbox rows were committed; None means
     push delivery is off (no webhooks are read, no rows written).
+    ``observer`` hears of every task created and every state change written.
     """
 
     def __init__(
@@ -67,6 +69,7 @@ class TaskWriter:
         self.configs = configs
         self.bus = bus
         self.wake = wake
+        self.observer: Observer = NO_OBSERVER
 
     async def push_configs(self, owner: Owner, task_id: str) -> list[pb.TaskPushNotificationConfig]:
         """The task's webhooks; none while push delivery is off."""
@@ -87,18 +90,33 @@ class TaskWriter:
             return []
         payload = event.SerializeToString()
         event_id = f"{task_id}:{version}"
-        return [
-            OutboxEntry(task_id=task_id, config_id=c.id, event_id=event_id, payload=payload) for c in configs
-        ]
+        trace = self.observer.trace_context()
+        return [OutboxEntry(task_id, c.id, event_id, payload, trace) for c in configs]
+
+    async def create(self, task: pb.Task, owner: Owner) -> int:
+        """Stores the new ``task``; returns its version (1). Raises
+        TaskExistsError."""
+        version = await self.store.create(task, owner)
+        self.observer.task_created(task.status.state)
+        return version
 
     async def write(
-        self, task: pb.Task, owner: Owner, expected_version: int, outbox: list[OutboxEntry]
+        self,
+        task: pb.Task,
+        owner: Owner,
+        expected_version: int,
+        outbox: list[OutboxEntry],
+        *,
+        was: int | None = None,
     ) -> int:
         """Stores ``task`` if it is still at ``expected_version`` (with the
-        outbox rows) and returns the new version. Raises VersionConflictError."""
+        outbox rows) and returns the new version. ``was``: the state the task
+        had (a change is reported to the observer). Raises VersionConflictError."""
         version = await self.store.update(task, owner, expected_version, outbox=outbox)
         if outbox and self.wake is not None:
             self.wake()
+        if was is not None and was != task.status.state:
+            self.observer.task_transition(task.status.state)
         return version
 
 
@@ -242,7 +260,7 @@ class Driver:
         """Stores the new task the first event makes (see ``open_task``)."""
         task = open_task(ex.message, None, first)
         try:
-            version = await self.store.create(task, ex.owner)
+            version = await self.writer.create(task, ex.owner)
         except TaskExistsError as exc:  # a uuid4 collision: practically impossible
             raise A2AError(ErrorCode.INTERNAL, "task id collision") from exc
         ex.current = StoredTask(task, version)
@@ -268,7 +286,9 @@ class Driver:
                 ex.task_id, ex.push_configs, stored.version + 1, pb.StreamResponse(task=task)
             )
             try:
-                version = await self.writer.write(task, ex.owner, stored.version, outbox)
+                version = await self.writer.write(
+                    task, ex.owner, stored.version, outbox, was=stored.task.status.state
+                )
             except VersionConflictError:
                 continue  # another writer changed it: accept the message on the fresh task
             ex.current = StoredTask(task, version)
@@ -297,7 +317,9 @@ class Driver:
             task, out = apply_event(ex.current.task, event)
             outbox = self.writer.outbox(ex.task_id, ex.push_configs or (), ex.current.version + 1, out)
             try:
-                version = await self.writer.write(task, ex.owner, ex.current.version, outbox)
+                version = await self.writer.write(
+                    task, ex.owner, ex.current.version, outbox, was=ex.current.task.status.state
+                )
             except VersionConflictError:
                 ex.current = await self._reread(ex)
                 continue

@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.telemetry import NO_OBSERVER, Observer
 from a2a_grpc.types import pb
 
 __all__ = ["EventBus", "Subscription"]
@@ -100,11 +101,13 @@ class Subscription:
 
 class EventBus:
     """Routes ``(version, StreamResponse)`` events of each task to its
-    subscribers, in publication order."""
+    subscribers, in publication order. ``observer`` hears of subscribers
+    closed for lagging."""
 
     def __init__(self, *, buffer: int = 1024) -> None:
         self._buffer = buffer
         self._subs: dict[str, set[Subscription]] = {}
+        self.observer: Observer = NO_OBSERVER
 
     def subscribe(self, task_id: str) -> Subscription:
         """A new subscription to ``task_id``'s future events (none is missed
@@ -117,6 +120,10 @@ class EventBus:
         """How many subscribers follow ``task_id``."""
         return len(self._subs.get(task_id, ()))
 
+    def total_subscribers(self) -> int:
+        """How many subscribers follow any task."""
+        return sum(len(subs) for subs in self._subs.values())
+
     def publish(self, task_id: str, version: int, event: pb.StreamResponse, *, last: bool = False) -> None:
         """Delivers an event to every subscriber of ``task_id``; with ``last``
         (the task became terminal) their iteration ends after it."""
@@ -126,6 +133,8 @@ class EventBus:
         overflowed = [sub for sub in subs if not sub._push(version, event)]
         for sub in overflowed:
             subs.discard(sub)
+            if sub._error is not None:
+                self.observer.subscriber_lagged()
         if last:
             for sub in subs:
                 sub._end()

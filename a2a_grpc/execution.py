@@ -26,6 +26,7 @@ from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.events import EventBus, Subscription
 from a2a_grpc.executor import ExecutorContext
 from a2a_grpc.store.base import StoredTask
+from a2a_grpc.telemetry import NO_OBSERVER, Observer
 from a2a_grpc.types import pb
 
 __all__ = ["Execution", "Executions"]
@@ -71,6 +72,7 @@ class Executions:
     ``drive`` runs one execution to its end; ``bus`` carries stream events.
     ``ended`` counts the executions ended so far, so that a caller who read a
     task before starting can tell whether it may have changed since.
+    ``observer`` wraps each execution (spans, the active-executions gauge).
     """
 
     def __init__(self, drive: Drive, bus: EventBus) -> None:
@@ -79,6 +81,7 @@ class Executions:
         self._running: dict[str, Execution] = {}
         self.ended = 0
         self.closing = False
+        self.observer: Observer = NO_OBSERVER
 
     def get(self, task_id: str) -> Execution | None:
         """The task's running execution, if any."""
@@ -113,7 +116,8 @@ class Executions:
 
     async def _run(self, ex: Execution, ctx: ExecutorContext) -> None:
         try:
-            await self._drive(ex, ctx)
+            with self.observer.execution(ex.task_id, ex.context_id):
+                await self._drive(ex, ctx)
         finally:
             self._running.pop(ex.task_id, None)
             self.ended += 1

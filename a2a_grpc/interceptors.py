@@ -9,7 +9,7 @@ call by raising an :class:`~a2a_grpc.errors.A2AError`.
 The order is fixed, the same for every RPC (streaming ones included), so the
 same bad request gets the same error whatever the RPC::
 
-    [telemetry]              spans, metrics                    (a later issue)
+    [telemetry]              spans, request log, metrics       a2a_grpc.telemetry
     [authentication]         who is calling                    (a later issue)
     [limits]                 rate and concurrency              (a later issue)
     1 VersionNegotiation     A2A-Version               spec §3.6

@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib.util
+import inspect
 import logging
 import signal
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +38,10 @@ if TYPE_CHECKING:
     from a2a_grpc.cardsign import CardSigner
     from a2a_grpc.tls import ServerTLS
 
-__all__ = ["A2AServer", "ServerConfig", "serve"]
+__all__ = ["A2AServer", "ServerConfig", "run_loop", "serve"]
+
+#: What ``serve_forever`` calls once the server is up.
+OnStarted = Callable[["A2AServer"], Awaitable[None] | None]
 
 log = logging.getLogger("a2a_grpc.server")
 #: New gRPC calls grpc-core queues before the application accepts them (its
@@ -60,6 +65,22 @@ class ServerConfig:
     built-in ones (version, extensions, validation, capability gate), in list
     order, just before the operation; their ``after`` in reverse order (see
     :mod:`a2a_grpc.interceptors` and docs/interceptors.md).
+    ``metrics``: Prometheus metrics (extra ``[metrics]``) at ``GET /metrics``
+    on the HTTP port, or only on ``metrics_port`` when that is set (0: any
+    free port, read back from ``A2AServer.metrics_port``); see
+    docs/operations.md. ``tracing``: OpenTelemetry spans (extra ``[otel]``)
+    made with ``tracer_provider``, by default the global SDK provider or, when
+    none is installed, one built from the ``OTEL_*`` variables (installed
+    globally, flushed at :meth:`A2AServer.stop`). ``request_ids``: each call
+    gets a request id (the caller's ``x-request-id`` or a new one) that log
+    records written while serving it carry; ``access_log`` (implies it): one
+    ``a2a_grpc.access`` line per call (:mod:`a2a_grpc.telemetry.logs`).
+    ``retain_terminal_seconds``: terminal tasks older than this are deleted
+    in the background, with their push configs and outbox rows
+    (:mod:`a2a_grpc.store.retention`; None keeps every task).
+    ``health_check_seconds``: how often the store is pinged; health is
+    NOT_SERVING while it does not answer (:mod:`a2a_grpc.store.health`; None:
+    never checked).
     ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
     move everything alive (modules, classes,
     descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
@@ -91,6 +112,14 @@ class ServerConfig:
     interceptors: Sequence[CallInterceptor] = ()
     tls: ServerTLS | None = None
     card_signer: CardSigner | None = None
+    metrics: bool = False
+    metrics_port: int | None = None
+    tracing: bool = False
+    tracer_provider: Any = None
+    request_ids: bool = False
+    access_log: bool = False
+    retain_terminal_seconds: float | None = None
+    health_check_seconds: float | None = 5.0
 
 
 class A2AServer:
@@ -115,24 +144,49 @@ class A2AServer:
         self.store = store
         self.push = push
         self.config.handler.max_request_bytes = self.config.max_message_bytes
+        self.metrics = _metrics(self.config)
+        self.tracing = _tracing(self.config, executor.card.name)
         self.handler = RequestHandler(
             executor,
-            store,
+            self.metrics.timed(store) if self.metrics is not None else store,
             build_card(executor.card, {}, push=push is not None, extended=extended_card is not None),
             config=self.config.handler,
             extended_card=extended_card,
             push=push,
         )
-        self.servicer = A2AServicer(self.handler, self.config.interceptors)
+        self.servicer = A2AServicer(self.handler, self.config.interceptors, self._telemetry())
         self.servicer.peer_identities = self.config.tls is not None and self.config.tls.client_ca is not None
         self.grpc_port = 0
         #: The bound mTLS-only gRPC port (``ServerTLS.mtls_grpc_port``), else None.
         self.mtls_grpc_port: int | None = None
         self.http_port: int | None = None
+        self.metrics_port: int | None = None
+        self._metrics_runner: Any = None
+        self.retention: Any = None
+        self.store_health: Any = None
         self._grpc: grpc.aio.Server | None = None
         self._health: health.aio.HealthServicer | None = None
         self._runner: Any = None
         self._stopped = asyncio.Event()
+
+    def _telemetry(self) -> list[CallInterceptor]:
+        """Connects tracing and metrics to the handler and push hooks; their
+        interceptors for the chain's telemetry slot (the span first)."""
+        from a2a_grpc.telemetry import Observers, attach
+
+        cfg = self.config
+        steps: list[CallInterceptor] = [self.tracing.interceptor] if self.tracing is not None else []
+        if cfg.request_ids or cfg.access_log:  # after the span: access lines carry its trace id
+            from a2a_grpc.telemetry.logs import RequestLog
+
+            steps.append(RequestLog(access=cfg.access_log))
+        observers = [o for o in (self.tracing, self.metrics) if o is not None]
+        if observers:
+            attach(observers[0] if len(observers) == 1 else Observers(*observers), self.handler, self.push)
+        if self.metrics is not None:
+            self.metrics.watch(self.handler, self.push)
+            steps.append(self.metrics.interceptor)
+        return steps
 
     @property
     def card(self) -> pb.AgentCard:
@@ -161,6 +215,11 @@ class A2AServer:
         start = getattr(self.push, "start", None)
         if start is not None:
             await start()
+        if cfg.retain_terminal_seconds is not None:
+            from a2a_grpc.store.retention import RetentionWorker
+
+            self.retention = RetentionWorker(self.store, cfg.retain_terminal_seconds)
+            await self.retention.start()
         server = self._grpc_server()
         self.grpc_port = self._add_grpc_ports(server)
         if self.grpc_port == 0:
@@ -168,11 +227,20 @@ class A2AServer:
         self._grpc = server
         if cfg.http_port is not None:
             await self._start_http(cfg.http_port)
+        if self.metrics is not None and cfg.metrics_port is not None:
+            await self._start_metrics(cfg.metrics_port)
         self.handler.card = self._served_card()
         await server.start()
         assert self._health is not None
         await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
+        if cfg.health_check_seconds:
+            from a2a_grpc.store.health import StoreHealth
+
+            self.store_health = StoreHealth(
+                self.store, self._serving, interval_seconds=cfg.health_check_seconds
+            )
+            self.store_health.start()
         if cfg.freeze_gc:
             gc.collect()
             gc.freeze()
@@ -231,6 +299,15 @@ class A2AServer:
                 self.handler.extended_card = cfg.card_signer.sign(self.handler.extended_card)
         return card
 
+    async def _serving(self, serving: bool) -> None:
+        """Sets the health of the A2A service and of the server ("")."""
+        assert self._health is not None
+        status = (
+            health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        for service in (SERVICE_NAME, ""):
+            await self._health.set(service, status)
+
     def _grpc_server(self) -> grpc.aio.Server:
         """The grpc.aio server with the A2A service, health and reflection."""
         limit = self.config.max_message_bytes
@@ -266,8 +343,6 @@ class A2AServer:
 
     async def _start_http(self, port: int) -> None:
         """Serves the gateway (JSON-RPC, HTTP+JSON, the Agent Card) on ``port``."""
-        from aiohttp import web
-
         from gateway.app import create_app
 
         cfg = self.config
@@ -279,15 +354,18 @@ class A2AServer:
             # JSON carries bytes as base64: allow for its 4/3 growth.
             max_body_bytes=cfg.max_message_bytes * 4 // 3 + 1024 * 1024,
             max_message_bytes=cfg.max_message_bytes,
+            metrics=self.metrics.handle if self.metrics is not None and cfg.metrics_port is None else None,
         )
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=cfg.grace_seconds)
-        await runner.setup()
         ssl_context = cfg.tls.ssl_context() if cfg.tls is not None else None
-        site = web.TCPSite(runner, cfg.host, port, ssl_context=ssl_context)
-        await site.start()
-        self._runner = runner
-        sockets = getattr(site._server, "sockets", None) or []
-        self.http_port = sockets[0].getsockname()[1] if sockets else port
+        self._runner, self.http_port = await _listen(app, cfg.host, port, cfg.grace_seconds, ssl_context)
+
+    async def _start_metrics(self, port: int) -> None:
+        """Serves ``GET /metrics`` alone on ``port``."""
+        from a2a_grpc.telemetry.metrics import metrics_app
+
+        assert self.metrics is not None
+        app = metrics_app(self.metrics)
+        self._metrics_runner, self.metrics_port = await _listen(app, self.config.host, port, 1.0)
 
     async def stop(self, grace_seconds: float | None = None) -> None:
         """Graceful shutdown: NOT_SERVING, drain for ``grace_seconds``, close."""
@@ -302,23 +380,33 @@ class A2AServer:
         # with the task's final (FAILED) status instead of UNAVAILABLE.
         stops.append(self.handler.close(max(0.0, grace - min(1.0, grace / 4))))
         await asyncio.gather(*stops, return_exceptions=True)
+        if self.store_health is not None:  # health ignores it since the graceful shutdown began
+            await self.store_health.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._metrics_runner is not None:
+            await self._metrics_runner.cleanup()
+            self._metrics_runner = None
         stop = getattr(self.push, "stop", None)
         if stop is not None:
             await stop()
+        if self.retention is not None:
+            await self.retention.stop()
         await self.store.close()
+        if self.tracing is not None:
+            self.tracing.shutdown()
         self._stopped.set()
 
     async def wait_stopped(self) -> None:
         """Returns once :meth:`stop` has completed."""
         await self._stopped.wait()
 
-    async def serve_forever(self, *, on_started: Callable[[A2AServer], None] | None = None) -> None:
+    async def serve_forever(self, *, on_started: OnStarted | None = None) -> None:
         """Starts the server, calls ``on_started(server)`` (ports and card are
-        known by then), serves until SIGINT or SIGTERM (or until the calling
-        task is cancelled), then stops gracefully (:meth:`stop`)."""
+        known by then; it may be a coroutine function), serves until SIGINT
+        or SIGTERM (or until the calling task is cancelled), then stops
+        gracefully (:meth:`stop`)."""
         loop = asyncio.get_running_loop()
         signalled = asyncio.Event()
         handled = []
@@ -329,7 +417,9 @@ class A2AServer:
         await self.start()
         try:
             if on_started is not None:
-                on_started(self)
+                started = on_started(self)
+                if inspect.isawaitable(started):
+                    await started
             await signalled.wait()
         finally:
             for sig in handled:
@@ -342,6 +432,49 @@ class A2AServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+def _metrics(config: ServerConfig) -> Any:
+    """The server's Metrics when ``config.metrics`` (needs the ``[metrics]``
+    extra: ImportError otherwise), else None."""
+    if not config.metrics:
+        return None
+    from a2a_grpc.telemetry.metrics import Metrics
+
+    return Metrics()
+
+
+def _tracing(config: ServerConfig, agent: str) -> Any:
+    """The server's Tracing when ``config.tracing`` (needs the ``[otel]``
+    extra), else None; see ServerConfig for the provider chosen."""
+    if not config.tracing:
+        return None
+    from opentelemetry import trace
+
+    from a2a_grpc.telemetry.tracing import Tracing, provider_from_env
+
+    provider, owned = config.tracer_provider, False
+    if provider is None:
+        provider = trace.get_tracer_provider()
+        if not hasattr(provider, "add_span_processor"):  # no SDK provider installed yet
+            provider, owned = provider_from_env(), True
+            trace.set_tracer_provider(provider)
+    return Tracing(provider, agent=agent, owned=owned)
+
+
+async def _listen(
+    app: Any, host: str, port: int, shutdown_timeout: float, ssl_context: Any = None
+) -> tuple[Any, int]:
+    """Serves the aiohttp ``app`` on ``host:port`` (TLS with ``ssl_context``):
+    its runner and the bound port."""
+    from aiohttp import web
+
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=shutdown_timeout)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
+    await site.start()
+    sockets = getattr(site._server, "sockets", None) or []
+    return runner, sockets[0].getsockname()[1] if sockets else port
 
 
 class _Undecodable:
@@ -427,7 +560,7 @@ def serve(
     *,
     push: PushSink | None = None,
     extended_card: pb.AgentCard | None = None,
-    on_started: Callable[[A2AServer], None] | None = None,
+    on_started: OnStarted | None = None,
 ) -> None:
     """Serves ``agent`` over gRPC, JSON-RPC and HTTP+JSON until SIGINT or
     SIGTERM: the one-call way to run an agent from Python.
@@ -443,9 +576,16 @@ def serve(
     from a2a_grpc.store.memory import InMemoryTaskStore
 
     server = A2AServer(agent, store or InMemoryTaskStore(), config, push=push, extended_card=extended_card)
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(server.serve_forever(on_started=on_started))
+    run_loop(server.serve_forever(on_started=on_started))
+
+
+def run_loop(main: Coroutine[Any, Any, None]) -> None:
+    """Runs ``main`` in a new event loop: uvloop's when it is installed (the
+    ``fast`` extra), asyncio's otherwise — never inside an ``except
+    ImportError`` block, which would chain every later traceback to it."""
+    if importlib.util.find_spec("uvloop") is None:
+        asyncio.run(main)
         return
-    uvloop.run(server.serve_forever(on_started=on_started))
+    import uvloop
+
+    uvloop.run(main)

@@ -81,6 +81,7 @@ def _call_context(
         tenant=getattr(request, "tenant", ""),
         peer=context.peer(),
         deadline=context.time_remaining(),
+        binding=getattr(context, "binding", "grpc"),
     )
     if peer_identities:
         call.peer_identity = peer_identity(context)
@@ -98,12 +99,18 @@ class A2AServicer:
     Unary RPCs take ``(request, context)`` and return the response message;
     server-streaming RPCs are async generators of ``pb.StreamResponse``.
     ``interceptors`` (the server's own) run after the built-in ones, just
-    before the operation.
+    before the operation. ``telemetry`` (spans, metrics: :mod:`a2a_grpc.telemetry`)
+    run first, in the chain's telemetry slot, so they see every outcome.
     """
 
-    def __init__(self, handler: RequestHandler, interceptors: Sequence[CallInterceptor] = ()) -> None:
+    def __init__(
+        self,
+        handler: RequestHandler,
+        interceptors: Sequence[CallInterceptor] = (),
+        telemetry: Sequence[CallInterceptor] = (),
+    ) -> None:
         self.handler = handler
-        self.chain = InterceptorChain([*builtin_interceptors(handler), *interceptors])
+        self.chain = InterceptorChain([*telemetry, *builtin_interceptors(handler), *interceptors])
         #: Read the TLS client certificate of every call into
         #: ``CallContext.peer_identity`` (set by A2AServer when a client CA is configured).
         self.peer_identities = False

@@ -14,7 +14,7 @@ On shutdown, open SSE streams end cleanly (their generators are closed).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -56,6 +56,7 @@ def create_app(
     card_max_age_seconds: int = 300,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     max_message_bytes: int | None = None,
+    metrics: Callable[[web.Request], Awaitable[web.StreamResponse]] | None = None,
 ) -> web.Application:
     """Builds the gateway application.
 
@@ -67,7 +68,8 @@ def create_app(
     ``max_body_bytes`` the largest accepted request body (larger ones get
     PAYLOAD_TOO_LARGE, HTTP 413), ``max_message_bytes`` the request limit it
     derives from (named in that error). What aiohttp would answer in
-    text/plain is answered in JSON (:mod:`gateway.fallback`).
+    text/plain is answered in JSON (:mod:`gateway.fallback`). ``metrics``, when given, is the handler
+    of ``GET /metrics`` (:meth:`a2a_grpc.telemetry.metrics.Metrics.handle`).
     """
     if not jsonrpc_path.startswith("/"):
         raise ValueError(f"jsonrpc_path must start with '/': {jsonrpc_path!r}")
@@ -79,14 +81,13 @@ def create_app(
     stopping = asyncio.Event()
 
     app = web.Application(client_max_size=max_body_bytes, middlewares=[json_errors(jsonrpc_path)])
-    app[SERVICER_KEY] = servicer
-    app[ROUTES_KEY] = table
-    app[STOPPING_KEY] = stopping
-    app[MAX_BODY_KEY] = max_body_bytes
-    app[MAX_MESSAGE_KEY] = max_message_bytes or 0  # 0: not known
+    app[SERVICER_KEY], app[ROUTES_KEY], app[STOPPING_KEY] = servicer, table, stopping
+    app[MAX_BODY_KEY], app[MAX_MESSAGE_KEY] = max_body_bytes, max_message_bytes or 0  # 0: not known
     card = CardEndpoint(card_source, max_age_seconds=card_max_age_seconds)
     for path in CARD_PATHS:
         app.router.add_get(path, card.handle)
+    if metrics is not None:  # ahead of the REST catch-all
+        app.router.add_get("/metrics", metrics)
 
     jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive_seconds, stopping=stopping)
     app.router.add_post(jsonrpc_path, jsonrpc.handle)

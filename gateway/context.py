@@ -49,8 +49,10 @@ def _text(value: str) -> str:
 class GatewayContext:
     """A ``grpc.aio.ServicerContext`` stand-in built from one aiohttp request."""
 
-    def __init__(self, request: web.Request) -> None:
+    def __init__(self, request: web.Request, binding: str = "rest") -> None:
         self._request = request
+        #: The binding carrying the call (``jsonrpc`` or ``rest``): CallContext.binding.
+        self.binding = binding
         md: list[tuple[str, str | bytes]] = [(k.lower(), _text(v)) for k, v in request.headers.items()]
         if VERSION_KEY not in {k for k, _ in md}:
             for key, value in request.query.items():

@@ -67,15 +67,18 @@ async def invoke(
     *,
     keepalive: float = 15.0,
     stopping: asyncio.Event | None = None,
+    binding: str = "rest",
 ) -> web.StreamResponse:
     """Calls ``method`` on ``servicer`` with ``message`` (the request proto
     built from ``request``) and answers through ``envelope``. ``keepalive``
-    and ``stopping`` (set at server shutdown) go to the SSE stream."""
+    and ``stopping`` (set at server shutdown) go to the SSE stream;
+    ``binding`` (``jsonrpc`` or ``rest``) names the binding in the call's
+    context (telemetry)."""
     handler = getattr(servicer, method.name, None)
     if handler is None:
         missing = A2AError(ErrorCode.METHOD_NOT_FOUND, f"{method.name} is not implemented")
         return envelope.error(missing.to_status())
-    ctx = GatewayContext(request)
+    ctx = GatewayContext(request, binding)
     if method.server_streaming:
         return await stream(
             request,

@@ -142,6 +142,7 @@ class JsonRpcBinding:
             _Envelope(request_id),
             keepalive=self.keepalive,
             stopping=self.stopping,
+            binding="jsonrpc",
         )
 
     async def _parse(self, request: web.Request) -> tuple[Id, descriptor.MethodDescriptor, Any]:

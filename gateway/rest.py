@@ -120,6 +120,7 @@ class RestBinding:
             _ENVELOPE,
             keepalive=self.keepalive,
             stopping=self.stopping,
+            binding="rest",
         )
 
     def _match(self, request: web.Request) -> RouteMatch | web.Response:

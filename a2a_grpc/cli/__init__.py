@@ -30,6 +30,7 @@ if any(importlib.util.find_spec(m) is None for m in CLI_EXTRA_MODULES):
 else:
     import click
 
+    from a2a_grpc.cli.admin import admin
     from a2a_grpc.cli.client_cmds import register
     from a2a_grpc.cli.proto_cmd import proto
     from a2a_grpc.cli.registry_cmd import registry
@@ -42,6 +43,7 @@ else:
 
     _group.add_command(serve)
     _group.add_command(proto)
+    _group.add_command(admin)
     _group.add_command(registry)
     register(_group)
     main = _group

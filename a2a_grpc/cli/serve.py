@@ -8,11 +8,7 @@ shown in ``--help``). Defaults bind 127.0.0.1 only: gRPC on 50051, HTTP on
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import logging
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +17,7 @@ import click
 from google.protobuf import json_format
 
 from a2a_grpc.card import BINDINGS
+from a2a_grpc.cli.ops import operations_options, server_settings
 from a2a_grpc.cli.tls_opts import serve_tls_options
 from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
@@ -202,6 +199,7 @@ def _default_store() -> str:
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
 )
 @serve_tls_options
+@operations_options
 def serve(
     agent: str,
     host: str,
@@ -225,24 +223,17 @@ def serve(
     log_level: str,
     tls: Any = None,
     card_signer: Any = None,
+    **ops: Any,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = server_settings(log_level, **ops)  # logs, metrics, traces (a2a_grpc.cli.ops)
     from a2a_grpc.server import A2AServer, ServerConfig
 
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card)
     _use_registry(executor, agent, registry_url)
-    dispatcher = None
-    if push:
-        from a2a_grpc.push import PushDispatcher
-
-        dispatcher = PushDispatcher(
-            store,
-            allow=push_allow,
-            timeout_seconds=push_timeout,
-            max_attempts=push_max_attempts,
-            max_backoff_seconds=push_max_backoff,
-        )
+    dispatcher = (
+        _dispatcher(store, push_allow, push_timeout, push_max_attempts, push_max_backoff) if push else None
+    )
     config = ServerConfig(
         host=host,
         grpc_port=grpc_port,
@@ -256,12 +247,22 @@ def serve(
         handler=HandlerConfig(strict_version=strict_version),
         tls=tls,
         card_signer=card_signer,
+        **settings,
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
     try:
         _run(server, register_with)
     except OSError as exc:
         raise click.ClickException(f"cannot start: {exc}") from None
+
+
+def _dispatcher(store: Store, allow: tuple[str, ...], timeout: float, attempts: int, backoff: float) -> Any:
+    """The push dispatcher ``--push`` asks for."""
+    from a2a_grpc.push import PushDispatcher
+
+    return PushDispatcher(
+        store, allow=allow, timeout_seconds=timeout, max_attempts=attempts, max_backoff_seconds=backoff
+    )
 
 
 def _load(
@@ -321,17 +322,11 @@ async def _register(server: object, registry_url: str) -> None:
 
 
 def _run(server: object, register_with: str | None = None) -> None:
-    from a2a_grpc.server import A2AServer
+    from a2a_grpc.server import A2AServer, run_loop
 
     assert isinstance(server, A2AServer)
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        stop = asyncio.Event()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, stop.set)
-        await server.start()
+    async def started(server: A2AServer) -> None:
         card = server.card
         click.echo(f"{card.name} is serving:", err=True)
         for iface in card.supported_interfaces:
@@ -344,14 +339,15 @@ def _run(server: object, register_with: str | None = None) -> None:
             )
         if register_with:
             await _register(server, register_with)
+        if server.metrics is not None:
+            port = server.metrics_port if server.metrics_port is not None else server.http_port
+            click.echo(f"  metrics   http://{server.config.host}:{port}/metrics", err=True)
         sys.stderr.flush()
-        await stop.wait()
-        click.echo("shutting down…", err=True)
-        await server.stop()
 
-    try:
-        import uvloop
+    async def main() -> None:
+        try:
+            await server.serve_forever(on_started=started)
+        finally:
+            click.echo("shutting down…", err=True)
 
-        uvloop.run(main())
-    except ImportError:
-        asyncio.run(main())
+    run_loop(main())

@@ -18,6 +18,7 @@ from google.protobuf import message as _message
 from google.protobuf import message_factory
 
 from a2a_grpc.client.card import PROTOCOL_VERSION
+from a2a_grpc.telemetry.propagation import inject
 from a2a_grpc.types import pb
 
 if TYPE_CHECKING:
@@ -57,12 +58,14 @@ class CallOptions:
     tls: ClientTLS | None = None
 
     def http_headers(self) -> dict[str, str]:
-        """HTTP headers: the caller's, then ``A2A-Version`` and, when any
-        extension is requested, ``A2A-Extensions`` (comma-joined)."""
+        """HTTP headers: the caller's, then ``A2A-Version``, when any
+        extension is requested ``A2A-Extensions`` (comma-joined), and the
+        current trace context (``traceparent``) when OpenTelemetry is in use."""
         out = dict(self.headers)
         out[VERSION_HEADER] = self.version
         if self.extensions:
             out[EXTENSIONS_HEADER] = ",".join(self.extensions)
+        inject(out)
         return out
 
     def grpc_metadata(self) -> tuple[tuple[str, str], ...]:

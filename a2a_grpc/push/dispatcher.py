@@ -69,6 +69,7 @@ from a2a_grpc.push.ssrf import (
     scheme_problem,
 )
 from a2a_grpc.store.base import OutboxRecord, PushConfigStore, PushOutbox
+from a2a_grpc.telemetry import NO_OBSERVER, Observer
 from a2a_grpc.types import pb
 
 __all__ = ["CONTENT_TYPE", "NOTIFICATION_ID_HEADER", "TOKEN_HEADER", "DeliveryStore", "PushDispatcher"]
@@ -115,7 +116,9 @@ class PushDispatcher:
     (task, config) delivered at once and the open connections.
     ``poll_interval_seconds`` is how often the outbox is read without a
     :meth:`wake`; ``batch_size`` how many due rows one read returns.
-    ``getaddrinfo`` replaces the DNS resolver (tests).
+    ``getaddrinfo`` replaces the DNS resolver (tests). ``observer`` wraps
+    each POST and hears of each outcome (metrics, spans; see
+    :mod:`a2a_grpc.telemetry`).
 
     Lifecycle: ``await start()`` on the serving loop (after ``store.open()``),
     ``await stop()`` before ``store.close()``.
@@ -155,6 +158,7 @@ class PushDispatcher:
         #: Counters since construction: attempts (POSTs started), delivered,
         #: retried (failed attempts scheduled again), dead, dropped (config gone).
         self.stats: dict[str, int] = {"attempts": 0, "delivered": 0, "retried": 0, "dead": 0, "dropped": 0}
+        self.observer: Observer = NO_OBSERVER
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -380,6 +384,7 @@ class PushDispatcher:
         config = await self._store.get_push_config_any_owner(entry.task_id, entry.config_id)
         if config is None:
             self.stats["dropped"] += 1
+            self.observer.push_outcome("dropped")
             log.info(
                 "push: dropped task=%s config=%s event=%s: the config no longer exists",
                 entry.task_id,
@@ -393,6 +398,7 @@ class PushDispatcher:
         outcome, host = await self._post(rec, config, attempt)
         await self._mark(rec, outcome, attempt)
         ids = (entry.task_id, entry.config_id, entry.event_id, host, attempt)
+        self.observer.push_outcome("retried" if outcome.state == "pending" else outcome.state)
         if outcome.state == "delivered":
             self.stats["delivered"] += 1
             log.info("push: delivered task=%s config=%s event=%s host=%s attempt=%d", *ids)
@@ -450,14 +456,16 @@ class PushDispatcher:
             host,
         )
         try:
-            async with self._session.post(
-                target.url, data=body, headers=headers, allow_redirects=False
-            ) as resp:
-                status = resp.status
-                retry_after = resp.headers.get("Retry-After")
-                # A short answer is read so the connection can be reused; a
-                # longer one is not waited for (the connection is closed).
-                await resp.content.read(_MAX_ANSWER_BYTES)
+            with self.observer.push_delivery(rec.entry, headers):
+                async with self._session.post(
+                    target.url, data=body, headers=headers, allow_redirects=False
+                ) as resp:
+                    status = resp.status
+                    self.observer.push_response(status)
+                    retry_after = resp.headers.get("Retry-After")
+                    # A short answer is read so the connection can be reused; a
+                    # longer one is not waited for (the connection is closed).
+                    await resp.content.read(_MAX_ANSWER_BYTES)
         except BlockedAddressError as err:
             return self._dead(f"refused by the SSRF guard at delivery: {err}"), host
         except aiohttp.ClientConnectorDNSError as err:

@@ -91,13 +91,16 @@ class OutboxEntry:
     task update that caused it (issue: durable push).
 
     ``payload`` is a serialized ``pb.StreamResponse``; ``event_id`` is stable
-    across retries so receivers can drop duplicates.
+    across retries so receivers can drop duplicates. ``trace_context`` is the
+    W3C ``traceparent`` of the span that wrote the update ("" when not
+    traced): the delivery continues that trace.
     """
 
     task_id: str
     config_id: str
     event_id: str
     payload: bytes
+    trace_context: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from a2a_grpc.store.base import (
     TaskExistsError,
     VersionConflictError,
 )
-from a2a_grpc.types import pb
+from a2a_grpc.types import TERMINAL_STATES, pb
 
 __all__ = ["InMemoryTaskStore", "status_ts_ms"]
 
@@ -358,6 +358,68 @@ class InMemoryTaskStore:
     async def outbox_count(self, state: str) -> int:
         """How many outbox rows are in ``state``."""
         return self._state_counts.get(state, 0)
+
+    # --- retention (a2a_grpc.store.retention) ----------------------------------
+
+    async def purge_terminal_tasks(self, before_ms: int, limit: int = 1000) -> int:
+        """Deletes up to ``limit`` terminal tasks whose status timestamp is
+        before ``before_ms`` (Unix ms), oldest first, with their push configs
+        and outbox rows; returns how many tasks were deleted."""
+        doomed = sorted(
+            (
+                row
+                for row in self._tasks.values()
+                if row[_STATE] in TERMINAL_STATES and row[_KEY][0] < before_ms
+            ),
+            key=lambda row: row[_KEY],
+        )[:limit]
+        gone = {row[_KEY][1] for row in doomed}
+        for row in doomed:
+            del self._tasks[row[_KEY][1]]
+            self._index_remove(row)
+            for owner in self._config_owners.pop(row[_KEY][1], set()):
+                self._config_counts[owner] -= len(self._configs.pop((owner, row[_KEY][1]), {}))
+        if gone:
+            for seq in [s for s, r in self._outbox.items() if r.entry.task_id in gone]:
+                row_state = self._outbox.pop(seq).state
+                self._state_counts[row_state] -= 1
+                if row_state == "pending":
+                    _remove_int(self._pending, seq)
+        return len(doomed)
+
+    # --- dead letters (a2a_grpc.store.deadletters) -----------------------------
+
+    def _record(self, seq: int) -> OutboxRecord:
+        row = self._outbox[seq]
+        return OutboxRecord(seq, row.entry, row.attempts, row.next_attempt_at, row.state, row.last_error)
+
+    async def dead_letters(self, limit: int = 100, after_seq: int = 0) -> list[OutboxRecord]:
+        """Dead rows with ``seq > after_seq``, lowest first, at most ``limit``."""
+        seqs = sorted(s for s, r in self._outbox.items() if r.state == "dead" and s > after_seq)
+        return [self._record(s) for s in seqs[:limit]]
+
+    async def dead_letter(self, seq: int) -> OutboxRecord | None:
+        """The dead row ``seq``, or None."""
+        row = self._outbox.get(seq)
+        return self._record(seq) if row is not None and row.state == "dead" else None
+
+    async def redrive_dead_letter(self, seq: int) -> bool:
+        """Makes the dead row ``seq`` pending again, due now, with no attempts
+        counted; False when there is no such dead row."""
+        if await self.dead_letter(seq) is None:
+            return False
+        await self.outbox_mark(
+            seq, state="pending", attempts=0, next_attempt_at=time.time(), last_error="redriven"
+        )
+        return True
+
+    async def drop_dead_letter(self, seq: int) -> bool:
+        """Deletes the dead row ``seq``; False when there is no such dead row."""
+        if await self.dead_letter(seq) is None:
+            return False
+        del self._outbox[seq]
+        self._state_counts["dead"] -= 1
+        return True
 
 
 def _remove_int(seqs: list[int], seq: int) -> None:

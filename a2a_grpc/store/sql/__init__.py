@@ -53,15 +53,16 @@ a plain collaborator object of the task half instead.
 
 from __future__ import annotations
 
+from a2a_grpc.store.sql.deadletters import SqlDeadLetters
 from a2a_grpc.store.sql.engine import async_url
 from a2a_grpc.store.sql.outbox import SqlPushOutbox
 from a2a_grpc.store.sql.push_configs import SqlPushConfigs
-from a2a_grpc.store.sql.tasks import SqlTasks
+from a2a_grpc.store.sql.retention import SqlRetention
 
 __all__ = ["SqlTaskStore", "async_url"]
 
 
-class SqlTaskStore(SqlTasks, SqlPushConfigs, SqlPushOutbox):
+class SqlTaskStore(SqlRetention, SqlPushConfigs, SqlPushOutbox, SqlDeadLetters):
     """The task store, push-config store and push outbox over SQLAlchemy's
     asyncio engine.
 

@@ -28,6 +28,7 @@ def pending_rows(entries: Sequence[OutboxEntry], now: float) -> list[dict[str, A
             "next_attempt_at": now,
             "state": "pending",
             "last_error": "",
+            "trace_context": e.trace_context or None,
         }
         for e in entries
     ]
@@ -50,7 +51,11 @@ class SqlPushOutbox(SqlDatabase):
             OutboxRecord(
                 seq=r.seq,
                 entry=OutboxEntry(
-                    task_id=r.task_id, config_id=r.config_id, event_id=r.event_id, payload=bytes(r.payload)
+                    task_id=r.task_id,
+                    config_id=r.config_id,
+                    event_id=r.event_id,
+                    payload=bytes(r.payload),
+                    trace_context=r.trace_context or "",
                 ),
                 attempts=r.attempts,
                 next_attempt_at=r.next_attempt_at,

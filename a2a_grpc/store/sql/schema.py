@@ -26,8 +26,10 @@ from sqlalchemy import (
     delete,
     func,
     insert,
+    inspect,
     literal,
     select,
+    text,
 )
 from sqlalchemy.engine import Connection
 
@@ -115,6 +117,8 @@ def _push_outbox(md: MetaData, prefix: str) -> Table:
         Column("next_attempt_at", Double(), nullable=False),
         Column("state", String(16), nullable=False),
         Column("last_error", Text(), nullable=False, default=""),
+        # W3C traceparent of the update (telemetry); added to older databases on open
+        Column("trace_context", Text(), nullable=True),
     )
     o = outbox.c
     Index(f"{prefix}push_outbox_due", o.state, o.next_attempt_at, o.seq)
@@ -141,12 +145,27 @@ def create_schema(conn: Connection, schema: Schema) -> None:
     them when they disagree: a database from before the counts existed, or
     tasks written behind the store's back (bulk imports)."""
     schema.metadata.create_all(conn)
+    _add_columns(conn, schema)
     k = schema.counts.c
     tasks_total = select(func.count()).select_from(schema.tasks).scalar_subquery()
     counted = select(func.coalesce(func.sum(k.n), 0)).where(k.dim == "all").scalar_subquery()
     total, known = conn.execute(select(tasks_total, counted)).one()
     if total != known:
         _rebuild_counts(conn, schema)
+
+
+#: Nullable columns added after the first release: (table attribute, column, SQL type).
+_ADDED_COLUMNS = (("outbox", "trace_context", "TEXT"),)
+
+
+def _add_columns(conn: Connection, schema: Schema) -> None:
+    """Adds the nullable columns of :data:`_ADDED_COLUMNS` a database made by
+    an older release lacks (``ALTER TABLE … ADD COLUMN``)."""
+    inspector = inspect(conn)
+    for attr, column, sql_type in _ADDED_COLUMNS:
+        table: Table = getattr(schema, attr)
+        if column not in {c["name"] for c in inspector.get_columns(table.name)}:
+            conn.execute(text(f'ALTER TABLE "{table.name}" ADD COLUMN {column} {sql_type}'))
 
 
 def _rebuild_counts(conn: Connection, schema: Schema) -> None:
