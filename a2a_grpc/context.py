@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from a2a_grpc.auth.principal import Principal
 
 __all__ = [
     "EXTENSIONS_KEY",
@@ -73,7 +76,9 @@ class CallContext:
     whatever binding carried the call. ``protocol_version`` is the
     ``A2A-Version`` service parameter ("" when absent). ``requested_extensions``
     come from ``A2A-Extensions``; the handler adds the ones it activates to
-    ``activated_extensions``, which the binding echoes back.
+    ``activated_extensions``, which the binding echoes back. ``principal`` is
+    the authenticated caller (None without an auth configuration); the
+    authentication step sets it and makes ``user`` its owner id.
     """
 
     method: str
@@ -85,6 +90,7 @@ class CallContext:
     metadata: dict[str, list[str]] = field(default_factory=dict)
     peer: str = ""
     deadline: float | None = None
+    principal: Principal | None = None
 
     @property
     def owner(self) -> Owner:

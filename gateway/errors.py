@@ -9,7 +9,9 @@ ProtoJSON objects:
   ``{"error": {"code": <http>, "status": "<gRPC code name>", "message": ...,
   "details": [...]}}``, content type ``application/a2a+json``;
 * JSON-RPC (spec §9.5): ``{"code": <jsonrpc code>, "message": ...,
-  "data": [...]}`` inside an envelope answered with HTTP 200.
+  "data": [...]}`` inside an envelope answered with HTTP 200 — except
+  UNAUTHENTICATED, answered 401 (with ``WWW-Authenticate``) because proxies
+  and clients key on it (design.md; :func:`jsonrpc_http_status`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "details_json",
     "error_code",
     "jsonrpc_error",
+    "jsonrpc_http_status",
     "rest_error",
     "status_of",
 ]
@@ -91,3 +94,9 @@ def jsonrpc_error(status: status_pb2.Status) -> dict[str, Any]:
         "message": status.message,
         "data": details_json(status),
     }
+
+
+def jsonrpc_http_status(status: status_pb2.Status) -> int:
+    """The HTTP status of a JSON-RPC error response: 401 for UNAUTHENTICATED
+    (the one documented exception), 200 otherwise."""
+    return 401 if error_code(status) is ErrorCode.UNAUTHENTICATED else 200

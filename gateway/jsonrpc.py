@@ -32,7 +32,7 @@ from google.rpc import status_pb2
 from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from gateway.body import read_json
-from gateway.errors import jsonrpc_error
+from gateway.errors import jsonrpc_error, jsonrpc_http_status
 from gateway.invoke import invoke
 
 __all__ = ["JSONRPC_CONTENT_TYPE", "JsonRpcBinding"]
@@ -50,9 +50,15 @@ def error_envelope(request_id: Id, status: status_pb2.Status) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(status)}
 
 
-def _respond(payload: dict[str, Any], headers: Mapping[str, str] | None = None) -> web.Response:
+def _respond(
+    payload: dict[str, Any], headers: Mapping[str, str] | None = None, *, status: int = 200
+) -> web.Response:
     return web.Response(
-        text=protojson.dumps(payload), content_type=JSONRPC_CONTENT_TYPE, charset="utf-8", headers=headers
+        status=status,
+        text=protojson.dumps(payload),
+        content_type=JSONRPC_CONTENT_TYPE,
+        charset="utf-8",
+        headers=headers,
     )
 
 
@@ -69,7 +75,7 @@ class _Envelope:
         return _respond(self._result(message), headers)
 
     def error(self, status: status_pb2.Status, headers: Mapping[str, str] | None = None) -> web.Response:
-        return _respond(error_envelope(self.request_id, status), headers)
+        return _respond(error_envelope(self.request_id, status), headers, status=jsonrpc_http_status(status))
 
     def event(self, message: _message.Message) -> str:
         return protojson.dumps(self._result(message))

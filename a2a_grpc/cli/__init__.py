@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from a2a_grpc.cli.auth_cmd import auth
 from a2a_grpc.cli.proto_cmd import proto
 from a2a_grpc.cli.serve import serve
 
@@ -22,6 +23,7 @@ def main() -> None:
 
 main.add_command(serve)
 main.add_command(proto)
+main.add_command(auth)
 
 try:  # the client commands live in their own module
     from a2a_grpc.cli.client_cmds import register

@@ -25,6 +25,7 @@ from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
 
 if TYPE_CHECKING:
+    from a2a_grpc.auth.policy import AuthPolicy
     from a2a_grpc.executor import AgentExecutor
     from a2a_grpc.store.base import Store
 
@@ -178,6 +179,15 @@ def _default_store() -> str:
     help="Shutdown grace period, seconds.",
 )
 @click.option(
+    "--auth",
+    "auth_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    envvar="A2A_GRPC_AUTH",
+    show_envvar=True,
+    help="TOML auth configuration (API keys, bearer JWT; docs/auth.md). Without it every caller is anonymous.",
+)
+@click.option(
     "--log-level",
     default="INFO",
     show_default=True,
@@ -203,6 +213,7 @@ def serve(
     extended_card: Path | None,
     max_message_bytes: int,
     grace: float,
+    auth_file: Path | None,
     log_level: str,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
@@ -210,6 +221,7 @@ def serve(
     from a2a_grpc.server import A2AServer, ServerConfig
 
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card)
+    policy = _load_auth(auth_file)
     dispatcher = None
     if push:
         from a2a_grpc.push import PushDispatcher
@@ -232,6 +244,7 @@ def serve(
         freeze_gc=True,
         interface_order=order,
         handler=HandlerConfig(strict_version=strict_version),
+        auth=policy,
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
     try:
@@ -261,6 +274,18 @@ def _load(
     except (ValueError, OSError, json_format.ParseError, json.JSONDecodeError) as exc:
         raise click.ClickException(str(exc)) from None
     return executor, order, store, ext
+
+
+def _load_auth(path: Path | None) -> AuthPolicy | None:
+    """The policy of ``--auth`` (None without it); a bad file is a ClickException."""
+    if path is None:
+        return None
+    from a2a_grpc.auth import AuthConfigError, load_policy
+
+    try:
+        return load_policy(path)
+    except (AuthConfigError, OSError) as exc:
+        raise click.ClickException(f"--auth: {exc}") from None
 
 
 def _run(server: object) -> None:

@@ -25,6 +25,7 @@ from urllib.parse import urljoin
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2, timestamp_pb2
 
+from a2a_grpc.client.auth import Credentials
 from a2a_grpc.client.base import CallOptions, Transport, method
 from a2a_grpc.client.card import (
     BINDINGS,
@@ -121,6 +122,7 @@ class A2AClient:
         connect_timeout: float = 5.0,
         headers: Mapping[str, str] | None = None,
         extensions: Sequence[str] = (),
+        credentials: Credentials | None = None,
     ) -> A2AClient:
         """Fetches the Agent Card at ``base_url`` (``/.well-known/agent-card.json``)
         and connects to the first interface of the card, in the card's order,
@@ -133,6 +135,10 @@ class A2AClient:
         directly, for deployments that serve no HTTP card: no card is fetched,
         the gRPC binding is used, and the server's reflection service (when
         it has one) must list ``lf.a2a.v1.A2AService``.
+
+        ``credentials`` (an API key, a bearer token) are attached the way the
+        card's ``securitySchemes`` ask (:meth:`Credentials.headers_for`); to a
+        ``grpc://`` target as ``X-API-Key`` / ``Authorization: Bearer``.
 
         Raises ``A2AError``: the card errors of
         :func:`~a2a_grpc.client.card.fetch_card`; UNSUPPORTED_OPERATION (or
@@ -147,7 +153,8 @@ class A2AClient:
                     ErrorCode.UNSUPPORTED_OPERATION,
                     f"{base_url} is a gRPC endpoint, but only {', '.join(sorted(allowed))} was allowed",
                 )
-            options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions))
+            extra = credentials.default_headers() if credentials else {}
+            options = CallOptions(headers={**(headers or {}), **extra}, extensions=tuple(extensions))
             return await cls._connect_grpc(
                 base_url, options, timeout=timeout, connect_timeout=connect_timeout
             )
@@ -160,6 +167,7 @@ class A2AClient:
             headers=headers,
             extensions=extensions,
             base_url=card_url(base_url),
+            credentials=credentials,
         )
 
     @classmethod
@@ -187,9 +195,10 @@ class A2AClient:
         headers: Mapping[str, str] | None = None,
         extensions: Sequence[str] = (),
         base_url: str = "",
+        credentials: Credentials | None = None,
     ) -> A2AClient:
         """:meth:`connect` for a card already in hand. ``base_url`` resolves
-        relative HTTP interface URLs."""
+        relative HTTP interface URLs; ``credentials`` as in :meth:`connect`."""
         allowed = [binding_key(b) for b in bindings]
         candidates = matching_interfaces(card, allowed)
         if not candidates:
@@ -204,7 +213,8 @@ class A2AClient:
             raise A2AError(
                 code, f"the agent offers no {wanted} interface for A2A {PROTOCOL_VERSION} (card: {offered})"
             )
-        options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions))
+        extra = credentials.headers_for(card) if credentials else {}
+        options = CallOptions(headers={**(headers or {}), **extra}, extensions=tuple(extensions))
         failures: list[str] = []
         for iface in candidates:
             url = iface.url
@@ -232,15 +242,18 @@ class A2AClient:
         timeout: float | None = 30.0,
         headers: Mapping[str, str] | None = None,
         extensions: Sequence[str] = (),
+        credentials: Credentials | None = None,
     ) -> A2AClient:
         """A client for a known interface, without fetching the card.
         ``binding`` is ``grpc`` / ``jsonrpc`` / ``rest`` (or the card's
-        names). Nothing is connected until the first call."""
+        names); ``credentials`` go as ``X-API-Key`` / ``Authorization:
+        Bearer``. Nothing is connected until the first call."""
         key = binding_key(binding)
         iface = pb.AgentInterface(
             url=url, protocol_binding=BINDINGS[key], tenant=tenant, protocol_version=PROTOCOL_VERSION
         )
-        options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions))
+        extra = credentials.default_headers() if credentials else {}
+        options = CallOptions(headers={**(headers or {}), **extra}, extensions=tuple(extensions))
         return cls(make_transport(url, key, options), iface, timeout=timeout)
 
     @property
