@@ -94,7 +94,7 @@ class JwksCache:
         self.keys: dict[str, tuple[Any, str]] = {}
         self.fetches = 0
         self._fetched_at = 0.0  # monotonic time of the last good fetch
-        self._tried_at = -float("inf")  # ... of the last attempt
+        self._unknown_at = -float("inf")  # ... of the last refresh for an unknown kid
         self._lock = asyncio.Lock()
         self._session: Any = None
         self._background: asyncio.Task[None] | None = None
@@ -126,7 +126,6 @@ class JwksCache:
         import jwt
 
         async with self._lock:
-            self._tried_at = time.monotonic()
             try:
                 data = await self._get_json(await self._jwks_url())
                 self.fetches += 1
@@ -154,7 +153,8 @@ class JwksCache:
         if now - self._fetched_at > self.max_age and self._background is None:
             self._background = asyncio.ensure_future(self._refresh_in_background())
         found = self._find(kid)
-        if found is None and now - self._tried_at >= self.min_refresh:
+        if found is None and now - self._unknown_at >= self.min_refresh:
+            self._unknown_at = now
             await self.refresh()
             found = self._find(kid)
         return found
