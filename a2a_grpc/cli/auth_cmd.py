@@ -137,11 +137,13 @@ def new_key(
 
 @auth.command("revoke-key")
 @click.option(
-    "--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True
+    "--config", "config", type=click.Path(dir_okay=False, path_type=Path), required=True
 )
 @click.argument("key_id")
 def revoke_key(config: Path, key_id: str) -> None:
     """Mark the key KEY_ID revoked in CONFIG (restart the server to apply)."""
+    if not config.is_file():
+        raise click.ClickException(f"{config}: no such file")
     doc = _read(config)
     for table in doc.get("schemes", {}).values():
         for entry in table.get("keys", []) if isinstance(table, dict) else []:

@@ -181,7 +181,7 @@ def _default_store() -> str:
 @click.option(
     "--auth",
     "auth_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     envvar="A2A_GRPC_AUTH",
     show_envvar=True,

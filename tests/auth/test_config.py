@@ -112,3 +112,32 @@ async def test_without_auth_the_server_says_so_in_one_start_up_line(caplog):
     lines = [r.getMessage() for r in caplog.records if "authentication" in r.getMessage()]
     assert lines == ["authentication: none — every caller is anonymous and sees every task (see --auth)"]
     assert not server.card.security_schemes and not server.card.security_requirements
+
+
+def test_the_complete_example_of_docs_auth_md_loads_and_describes_the_card_it_shows():
+    import json
+    import re
+    import tomllib
+
+    from google.protobuf import json_format
+
+    from a2a_grpc.types import pb
+
+    text = (Path(__file__).parents[2] / "docs" / "auth.md").read_text()
+    toml_block = re.search(r"```toml\n(.*?)```", text, re.S)[1]
+    json_block = re.search(r"From it the public card says:\n\n```json\n(.*?)```", text, re.S)[1]
+    policy = policy_from_mapping(tomllib.loads(toml_block))
+    assert set(policy.authenticators) == {"apiKey", "corp"} and policy.filter_extended_card
+    keys = policy.authenticators["apiKey"].keys
+    assert {k.subject: (k.revoked, k.tenant) for k in keys.values()} == {
+        "alice": (False, None),
+        "bob": (False, "acme"),
+        "old-ci": (True, None),
+    }
+    card = pb.AgentCard()
+    policy.describe_card(card)
+    shown = json.loads("{" + json_block + "}")
+    described = json_format.MessageToDict(card)
+    assert described["securitySchemes"] == shown["securitySchemes"]
+    assert described["securityRequirements"] == shown["securityRequirements"]
+    assert load_policy(Path(__file__).parents[2] / "examples" / "auth" / "auth.toml").requirements

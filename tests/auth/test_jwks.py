@@ -56,7 +56,7 @@ async def ok_everywhere(wire: Wire, token: str) -> bool:
 
 
 async def test_rotation_costs_exactly_one_fetch_and_unknown_kids_are_rate_limited(jwt_only):
-    server, issuer, wire = jwt_only
+    _server, issuer, wire = jwt_only
     assert issuer.jwks_fetches == 1  # at start-up
     assert await ok_everywhere(wire, issuer.mint())
     assert issuer.jwks_fetches == 1

@@ -157,9 +157,6 @@ class Wire:
 
     async def _rest(self, rpc: str, request: Message, headers: dict[str, str]) -> Reply:
         verb, path, with_body = _rest_path(rpc, request)
-        query = ""
         body = json_format.MessageToDict(request) if with_body else None
-        if rpc == "GetExtendedAgentCard" or rpc == "ListTasks":
-            query = ""
         stream = SERVICE.methods_by_name[rpc].server_streaming
-        return await self._http(verb, self.http + path + query, headers, body, stream)
+        return await self._http(verb, self.http + path, headers, body, stream)
