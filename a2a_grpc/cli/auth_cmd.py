@@ -136,9 +136,7 @@ def new_key(
 
 
 @auth.command("revoke-key")
-@click.option(
-    "--config", "config", type=click.Path(dir_okay=False, path_type=Path), required=True
-)
+@click.option("--config", "config", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.argument("key_id")
 def revoke_key(config: Path, key_id: str) -> None:
     """Mark the key KEY_ID revoked in CONFIG (restart the server to apply)."""
