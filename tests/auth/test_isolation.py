@@ -91,6 +91,14 @@ async def test_another_callers_task_reads_exactly_like_a_random_id_on_every_rpc(
         alice = auth_server.key("alice")
         mine = await auth_server.wire.call(binding, "GetTask", pb.GetTaskRequest(id=task_id), alice)
         assert message_of(mine, binding, pb.Task()).status.state == pb.TASK_STATE_WORKING
+        follow = await auth_server.wire.call(
+            binding, "SubscribeToTask", pb.SubscribeToTaskRequest(id=task_id), alice
+        )
+        assert follow.ok, follow.body
+        if binding == "grpc":
+            assert follow.message.task.id == task_id
+        else:
+            assert follow.body.startswith(b"data: ") and task_id.encode() in follow.body
         got = await auth_server.wire.call(
             binding,
             "GetTaskPushNotificationConfig",
