@@ -116,3 +116,31 @@ async def test_without_any_key_set_the_answer_is_unavailable_not_a_crash(binding
         await wire.close()
         await server.stop(0.2)
         await issuer.stop()
+
+
+async def test_a_remembered_token_still_expires_and_dies_with_its_key(jwt_only):
+    import asyncio
+    import time
+
+    from a2a_grpc.auth import BadCredential
+    from a2a_grpc.context import CallContext
+
+    server, issuer, wire = jwt_only
+    authenticator = server.config.auth.authenticators["idp"]  # type: ignore[union-attr]
+    authenticator.leeway = 0.0
+
+    def call(token: str) -> CallContext:
+        return CallContext(method="/x/ListTasks", metadata={"authorization": [f"Bearer {token}"]})
+
+    short = issuer.mint(exp=int(time.time()) + 1)
+    assert (await authenticator.authenticate(call(short))).subject == "carol"
+    assert (await authenticator.authenticate(call(short))).subject == "carol"  # remembered
+    await asyncio.sleep(max(0.0, int(time.time()) + 1.05 - time.time()) + 1.0)
+    with pytest.raises(BadCredential, match="token expired"):
+        await authenticator.authenticate(call(short))
+
+    token = issuer.mint()
+    assert await ok_everywhere(wire, token)
+    del issuer.keys[0]  # the IdP withdraws the key (e.g. compromised)
+    assert await authenticator.keys.refresh()
+    assert not await ok_everywhere(wire, token)
