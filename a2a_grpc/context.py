@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from a2a_grpc.auth.principal import Principal
     from a2a_grpc.tls import PeerIdentity
 
 __all__ = [
@@ -77,7 +78,9 @@ class CallContext:
     ``A2A-Version`` service parameter ("" when absent). ``requested_extensions``
     come from ``A2A-Extensions``; the handler adds the ones it activates to
     ``activated_extensions``, which the binding echoes back. ``binding`` is
-    the binding that carried the call: ``grpc``, ``jsonrpc`` or ``rest``.
+    the binding that carried the call: ``grpc``, ``jsonrpc`` or ``rest``. ``principal`` is
+    the authenticated caller (None without an auth configuration); the
+    authentication step sets it and makes ``user`` its owner id.
     """
 
     method: str
@@ -91,6 +94,7 @@ class CallContext:
     deadline: float | None = None
     peer_identity: PeerIdentity | None = None
     binding: str = "grpc"
+    principal: Principal | None = None
 
     @property
     def owner(self) -> Owner:

@@ -434,7 +434,9 @@ class RequestHandler:
         EXTENDED_AGENT_CARD_NOT_CONFIGURED."""
         if self.extended_card is None:
             raise A2AError(ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED)
-        return self.extended_card
+        card = pb.AgentCard()
+        card.CopyFrom(self.extended_card)  # a copy: interceptors may trim it for the caller
+        return card
 
     # --------------------------------------------------------------- lifecycle
 

@@ -10,13 +10,13 @@ The order is fixed, the same for every RPC (streaming ones included), so the
 same bad request gets the same error whatever the RPC::
 
     [telemetry]              spans, request log, metrics       a2a_grpc.telemetry
-    [authentication]         who is calling                    (a later issue)
+    [authentication]         who is calling                    a2a_grpc.auth (with an auth policy)
     [limits]                 rate and concurrency              (a later issue)
     1 VersionNegotiation     A2A-Version               spec §3.6
     2 ExtensionNegotiation   A2A-Extensions            spec §4.6, §7.3
     3 RequestValidation      size limit, the proto's rules      spec §5.7
     4 CapabilityGate         what the Agent Card declares       spec §3.3.4
-    [authorization]          ownership, skill scopes           (a later issue)
+    [authorization]          tenant binding, extended card     a2a_grpc.auth (with an auth policy)
     5 the server's own interceptors (``ServerConfig.interceptors``), in list order
       the operation (RequestHandler)
     [audit]                  what was done                     (a later issue)

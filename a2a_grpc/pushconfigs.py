@@ -4,7 +4,9 @@ ids, the caller's tenant, the per-task and per-caller limits, and paging.
 
 The handler checks the capability and that the caller's task exists first;
 webhook URLs are checked by the push sink (its SSRF guard) passed to
-:meth:`PushConfigs.create`.
+:meth:`PushConfigs.create`. Get and List never answer
+``authentication.credentials`` (A2A's proposed #1750 rule, docs/decisions.md):
+the scheme stays, the secret is write-only.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class PushConfigs:
                 f"push notification config {config_id} not found on task {task_id}",
                 metadata={"taskId": task_id, "configId": config_id},
             )
-        return config
+        return _redacted(config)
 
     async def page(
         self, owner: Owner, task_id: str, page_size: int, page_token: str
@@ -81,8 +83,17 @@ class PushConfigs:
         if len(configs) > size:
             configs = configs[:size]
             token = paging.config_token(configs[-1].id)
-        return pb.ListTaskPushNotificationConfigsResponse(configs=configs, next_page_token=token)
+        return pb.ListTaskPushNotificationConfigsResponse(
+            configs=[_redacted(c) for c in configs], next_page_token=token
+        )
 
     async def delete(self, owner: Owner, task_id: str, config_id: str) -> None:
         """Removes the config and its pending deliveries; idempotent."""
         await self.store.delete_push_config(owner, task_id, config_id)
+
+
+def _redacted(config: pb.TaskPushNotificationConfig) -> pb.TaskPushNotificationConfig:
+    """``config`` (a copy the store handed out) without its credentials."""
+    if config.HasField("authentication"):
+        config.authentication.ClearField("credentials")
+    return config

@@ -35,6 +35,7 @@ from a2a_grpc.store.base import Store
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
 
 if TYPE_CHECKING:
+    from a2a_grpc.auth.policy import AuthPolicy
     from a2a_grpc.cardsign import CardSigner
     from a2a_grpc.tls import ServerTLS
 
@@ -95,6 +96,10 @@ class ServerConfig:
     public and the extended card once their URLs are known (spec §8.4); the
     signed card's URLs come from this configuration only, never from a
     request's ``Host`` header.
+    ``auth`` (an :class:`~a2a_grpc.auth.AuthPolicy`, e.g. from
+    :func:`~a2a_grpc.auth.load_policy`): every call of every binding must meet
+    it, tasks belong to the authenticated caller, and the card declares its
+    schemes (docs/auth.md). None: every caller is anonymous, as before.
     """
 
     host: str = "127.0.0.1"
@@ -120,6 +125,7 @@ class ServerConfig:
     access_log: bool = False
     retain_terminal_seconds: float | None = None
     health_check_seconds: float | None = 5.0
+    auth: AuthPolicy | None = None
 
 
 class A2AServer:
@@ -146,6 +152,9 @@ class A2AServer:
         self.config.handler.max_request_bytes = self.config.max_message_bytes
         self.metrics = _metrics(self.config)
         self.tracing = _tracing(self.config, executor.card.name)
+        auth = self.config.auth
+        if auth is not None and extended_card is not None:
+            extended_card = _with_schemes(extended_card, auth)
         self.handler = RequestHandler(
             executor,
             self.metrics.timed(store) if self.metrics is not None else store,
@@ -154,7 +163,9 @@ class A2AServer:
             extended_card=extended_card,
             push=push,
         )
-        self.servicer = A2AServicer(self.handler, self.config.interceptors, self._telemetry())
+        if auth is not None:
+            auth.describe_card(self.handler.card)
+        self.servicer = A2AServicer(self.handler, self.config.interceptors, self._telemetry(), auth)
         self.servicer.peer_identities = self.config.tls is not None and self.config.tls.client_ca is not None
         self.grpc_port = 0
         #: The bound mTLS-only gRPC port (``ServerTLS.mtls_grpc_port``), else None.
@@ -229,6 +240,8 @@ class A2AServer:
             await self._start_http(cfg.http_port)
         if self.metrics is not None and cfg.metrics_port is not None:
             await self._start_metrics(cfg.metrics_port)
+        if cfg.auth is not None:
+            await cfg.auth.start()
         self.handler.card = self._served_card()
         await server.start()
         assert self._health is not None
@@ -245,6 +258,7 @@ class A2AServer:
             gc.collect()
             gc.freeze()
         log.info("serving %s: gRPC %s, HTTP %s", self.card.name, self.grpc_port, self.http_port)
+        log.info("%s", auth_line(cfg.auth))
         if cfg.tls is not None or cfg.card_signer is not None:
             from a2a_grpc.tls import describe
 
@@ -293,6 +307,8 @@ class A2AServer:
                     protocol_version=PROTOCOL_VERSION,
                 )
             )
+        if cfg.auth is not None:
+            cfg.auth.describe_card(card)  # before signing: the schemes are part of the signed card
         if cfg.card_signer is not None:
             card = cfg.card_signer.sign(card)
             if self.handler.extended_card is not None:
@@ -393,6 +409,8 @@ class A2AServer:
             await stop()
         if self.retention is not None:
             await self.retention.stop()
+        if self.config.auth is not None:
+            await self.config.auth.close()
         await self.store.close()
         if self.tracing is not None:
             self.tracing.shutdown()
@@ -589,3 +607,17 @@ def run_loop(main: Coroutine[Any, Any, None]) -> None:
     import uvloop
 
     uvloop.run(main)
+
+
+def auth_line(auth: AuthPolicy | None) -> str:
+    """The one start-up line about authentication."""
+    if auth is None:
+        return "authentication: none — every caller is anonymous and sees every task (see --auth)"
+    return auth.summary()
+
+
+def _with_schemes(card: pb.AgentCard, auth: AuthPolicy) -> pb.AgentCard:
+    out = pb.AgentCard()
+    out.CopyFrom(card)
+    auth.describe_card(out)
+    return out

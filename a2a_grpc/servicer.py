@@ -18,7 +18,7 @@ echoed as initial metadata ``a2a-extensions`` (spec §7.3).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from google.protobuf import descriptor, empty_pb2
 from google.protobuf.message import Message as ProtoMessage
@@ -37,6 +37,9 @@ from a2a_grpc.interceptors import (
 from a2a_grpc.tls import peer_identity
 from a2a_grpc.types import pb
 
+if TYPE_CHECKING:
+    from a2a_grpc.auth.policy import AuthPolicy
+
 __all__ = ["SERVICE", "A2AServicer", "abort", "builtin_interceptors"]
 
 #: The service descriptor the servicer implements.
@@ -47,28 +50,43 @@ Resp = TypeVar("Resp", bound=ProtoMessage)
 
 
 async def abort(context: RpcContext, err: A2AError) -> NoReturn:
-    """Ends the call with ``err`` as a rich status (code, message, details)."""
+    """Ends the call with ``err`` as a rich status (code, message, details),
+    plus the error's own ``trailing_metadata`` when it has some (the
+    ``www-authenticate`` challenge of UNAUTHENTICATED)."""
     await context.abort(
         err.code.grpc_code,
         err.message,
-        trailing_metadata=((STATUS_DETAILS_KEY, err.to_status().SerializeToString()),),
+        trailing_metadata=(
+            (STATUS_DETAILS_KEY, err.to_status().SerializeToString()),
+            *getattr(err, "trailing_metadata", ()),
+        ),
     )
     raise AssertionError("abort returned")  # pragma: no cover - abort always raises
 
 
-def builtin_interceptors(handler: RequestHandler) -> list[CallInterceptor]:
+def builtin_interceptors(handler: RequestHandler, auth: AuthPolicy | None = None) -> list[CallInterceptor]:
     """The built-in steps of the chain, in their fixed order, reading the
-    handler's configuration and (live) Agent Card."""
+    handler's configuration and (live) Agent Card. With an ``auth`` policy,
+    its authentication step comes first and its authorization step after the
+    capability gate (:mod:`a2a_grpc.auth.interceptors`)."""
 
     def card() -> pb.AgentCard:
         return handler.card
 
     config = handler.config
+    authentication: list[CallInterceptor] = []
+    authorization: list[CallInterceptor] = []
+    if auth is not None:
+        from a2a_grpc.auth.interceptors import Authentication, Authorization
+
+        authentication, authorization = [Authentication(auth)], [Authorization(auth)]
     return [
+        *authentication,
         VersionNegotiation(config.supported_versions, strict=config.strict_version),
         ExtensionNegotiation(card),
         RequestValidation(config.max_request_bytes),
         CapabilityGate(card, push=handler.push is not None),
+        *authorization,
     ]
 
 
@@ -100,7 +118,8 @@ class A2AServicer:
     server-streaming RPCs are async generators of ``pb.StreamResponse``.
     ``interceptors`` (the server's own) run after the built-in ones, just
     before the operation. ``telemetry`` (spans, metrics: :mod:`a2a_grpc.telemetry`)
-    run first, in the chain's telemetry slot, so they see every outcome.
+    run first, in the chain's telemetry slot, so they see every outcome. ``auth`` fills the authentication and
+    authorization slots.
     """
 
     def __init__(
@@ -108,9 +127,10 @@ class A2AServicer:
         handler: RequestHandler,
         interceptors: Sequence[CallInterceptor] = (),
         telemetry: Sequence[CallInterceptor] = (),
+        auth: AuthPolicy | None = None,
     ) -> None:
         self.handler = handler
-        self.chain = InterceptorChain([*telemetry, *builtin_interceptors(handler), *interceptors])
+        self.chain = InterceptorChain([*telemetry, *builtin_interceptors(handler, auth), *interceptors])
         #: Read the TLS client certificate of every call into
         #: ``CallContext.peer_identity`` (set by A2AServer when a client CA is configured).
         self.peer_identities = False

@@ -30,6 +30,7 @@ __all__ = ["GatewayAbort", "GatewayContext"]
 
 _DETAILS_KEY = "grpc-status-details-bin"
 _VERSION_QUERY = "a2a-version"
+_CHALLENGE_KEY = "www-authenticate"
 
 
 def _code_number(code: Any) -> int:
@@ -144,11 +145,15 @@ class GatewayContext:
         self._cancelled = True
 
     def response_headers(self) -> dict[str, str]:
-        """``a2a-*`` response metadata as HTTP headers (``A2A-Extensions``);
-        repeated keys are comma-joined."""
+        """``a2a-*`` response metadata as HTTP headers (``A2A-Extensions``),
+        and ``www-authenticate`` as ``WWW-Authenticate`` (the challenge of an
+        UNAUTHENTICATED error); repeated keys are comma-joined."""
         out: dict[str, list[str]] = {}
         for key, value in (*self.initial_metadata, *self.trailing_metadata):
             k = key.lower()
+            if k == _CHALLENGE_KEY:
+                out.setdefault("WWW-Authenticate", []).append(str(value))
+                continue
             if not k.startswith("a2a-") or k.endswith("-bin"):
                 continue
             text = value.decode() if isinstance(value, bytes) else str(value)

@@ -9,7 +9,9 @@ ProtoJSON objects:
   ``{"error": {"code": <http>, "status": "<gRPC code name>", "message": ...,
   "details": [...]}}``, content type ``application/a2a+json``;
 * JSON-RPC (spec §9.5): ``{"code": <jsonrpc code>, "message": ...,
-  "data": [...]}`` inside an envelope answered with HTTP 200.
+  "data": [...]}`` inside an envelope answered with HTTP 200 — except
+  UNAUTHENTICATED, answered 401 (with ``WWW-Authenticate``) because proxies
+  and clients key on it (design.md; :func:`jsonrpc_http_status`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "details_json",
     "error_code",
     "jsonrpc_error",
+    "jsonrpc_http_status",
     "rest_error",
     "status_of",
 ]
@@ -91,3 +94,15 @@ def jsonrpc_error(status: status_pb2.Status) -> dict[str, Any]:
         "message": status.message,
         "data": details_json(status),
     }
+
+
+#: The errors a JSON-RPC error object is not answered with HTTP 200 for
+#: (design.md "JSON-RPC errors"): proxies and clients key on these statuses.
+JSONRPC_HTTP_STATUS = {ErrorCode.UNAUTHENTICATED: 401, ErrorCode.PAYLOAD_TOO_LARGE: 413}
+
+
+def jsonrpc_http_status(status: status_pb2.Status) -> int:
+    """The HTTP status of a JSON-RPC error response: 401 for UNAUTHENTICATED
+    (with ``WWW-Authenticate``), 413 for PAYLOAD_TOO_LARGE (as on REST), 200
+    otherwise."""
+    return JSONRPC_HTTP_STATUS.get(error_code(status), 200)

@@ -34,10 +34,10 @@ from google.rpc import status_pb2
 from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from gateway.body import read_json
-from gateway.errors import error_code, jsonrpc_error
+from gateway.errors import jsonrpc_error, jsonrpc_http_status
 from gateway.invoke import invoke
 
-__all__ = ["JSONRPC_CONTENT_TYPE", "JSONRPC_HTTP_STATUS", "JsonRpcBinding"]
+__all__ = ["JSONRPC_CONTENT_TYPE", "JsonRpcBinding"]
 
 JSONRPC_CONTENT_TYPE = "application/json"
 Id = str | int | float | None
@@ -54,13 +54,8 @@ def error_envelope(request_id: Id, status: status_pb2.Status) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(status)}
 
 
-#: The errors a JSON-RPC error object is not answered with HTTP 200 for
-#: (design.md "JSON-RPC errors"): a payload too large is 413, as on REST.
-JSONRPC_HTTP_STATUS = {ErrorCode.PAYLOAD_TOO_LARGE: 413}
-
-
 def _respond(
-    payload: dict[str, Any], headers: Mapping[str, str] | None = None, status: int = 200
+    payload: dict[str, Any], headers: Mapping[str, str] | None = None, *, status: int = 200
 ) -> web.Response:
     return web.Response(
         status=status,
@@ -74,8 +69,7 @@ def _respond(
 def _error_response(
     request_id: Id, status: status_pb2.Status, headers: Mapping[str, str] | None = None
 ) -> web.Response:
-    http_status = JSONRPC_HTTP_STATUS.get(error_code(status), 200)
-    return _respond(error_envelope(request_id, status), headers, http_status)
+    return _respond(error_envelope(request_id, status), headers, status=jsonrpc_http_status(status))
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ else:
     import click
 
     from a2a_grpc.cli.admin import admin
+    from a2a_grpc.cli.auth_cmd import auth
     from a2a_grpc.cli.client_cmds import register
     from a2a_grpc.cli.proto_cmd import proto
     from a2a_grpc.cli.registry_cmd import registry
@@ -44,6 +45,7 @@ else:
     _group.add_command(serve)
     _group.add_command(proto)
     _group.add_command(admin)
+    _group.add_command(auth)
     _group.add_command(registry)
     register(_group)
     main = _group

@@ -38,7 +38,8 @@ from rich.table import Table
 
 from a2a_grpc import protojson
 from a2a_grpc.cli.tls_opts import client_tls_options
-from a2a_grpc.client import A2AClient, StreamTruncatedError
+from a2a_grpc.client import A2AClient, Credentials, StreamTruncatedError
+from a2a_grpc.client.auth import API_KEY_ENV, TOKEN_ENV
 from a2a_grpc.client.card import BINDINGS, fetch_card
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.executor import data_part, file_part
@@ -81,9 +82,11 @@ class Options:
         headers: Sequence[str],
         extensions: Sequence[str],
         tls: Any = None,
+        credentials: Credentials | None = None,
     ) -> None:
         self.url = url
         self.tls = tls
+        self.credentials = credentials
         self.bindings = (binding,) if binding else tuple(BINDINGS)
         self.as_json = as_json
         self.timeout = timeout
@@ -99,6 +102,7 @@ class Options:
             headers=self.headers,
             extensions=self.extensions,
             tls=self.tls,
+            credentials=self.credentials,
         )
 
 
@@ -151,6 +155,20 @@ def client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Extra header, e.g. Authorization.",
     )
     @click.option("--extension", "extensions", multiple=True, metavar="URI", help="Request an A2A extension.")
+    @click.option(
+        "--api-key",
+        envvar=API_KEY_ENV,
+        show_envvar=True,
+        default="",
+        help="API key, sent the way the card's securitySchemes ask (X-API-Key).",
+    )
+    @click.option(
+        "--token",
+        envvar=TOKEN_ENV,
+        show_envvar=True,
+        default="",
+        help="Bearer token (JWT), sent as Authorization: Bearer when the card asks for one.",
+    )
     @click.argument("url")
     @client_tls_options
     @functools.wraps(fn)
@@ -161,10 +179,12 @@ def client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         timeout: float,
         headers: tuple[str, ...],
         extensions: tuple[str, ...],
+        api_key: str,
+        token: str,
         tls: Any = None,
         **kwargs: Any,
     ) -> Any:
-        opts = Options(url, binding, as_json, timeout, headers, extensions, tls)
+        opts = Options(url, binding, as_json, timeout, headers, extensions, tls, Credentials(api_key, token))
         return fn(opts, **kwargs)
 
     return wrapper
@@ -734,7 +754,11 @@ def _render_configs(opts: Options, configs: Sequence[pb.TaskPushNotificationConf
 @click.argument("task_id")
 @click.argument("webhook_url")
 @click.option("--id", "config_id", help="Config id (the server picks one when absent).")
-@click.option("--token", help="Sent back as X-A2A-Notification-Token.")
+@click.option(
+    "--notification-token",
+    "notification_token",
+    help="Sent back as X-A2A-Notification-Token (--token is the caller's bearer token).",
+)
 @click.option("--auth-scheme", help="Authorization scheme for the webhook (e.g. Bearer).")
 @click.option("--auth-credentials", help="Credentials sent with --auth-scheme.")
 def push_set(
@@ -742,13 +766,13 @@ def push_set(
     task_id: str,
     webhook_url: str,
     config_id: str | None,
-    token: str | None,
+    notification_token: str | None,
     auth_scheme: str | None,
     auth_credentials: str | None,
 ) -> None:
     """Register WEBHOOK_URL for updates of TASK_ID."""
     config = pb.TaskPushNotificationConfig(
-        task_id=task_id, url=webhook_url, id=config_id or "", token=token or ""
+        task_id=task_id, url=webhook_url, id=config_id or "", token=notification_token or ""
     )
     if auth_scheme or auth_credentials:
         config.authentication.scheme = auth_scheme or "Bearer"

@@ -23,6 +23,7 @@ from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
 
 if TYPE_CHECKING:
+    from a2a_grpc.auth.policy import AuthPolicy
     from a2a_grpc.executor import AgentExecutor
     from a2a_grpc.store.base import Store
 
@@ -191,6 +192,15 @@ def _default_store() -> str:
     help="Agent registry the orchestrator agent finds its delegates in (grpc://HOST:PORT or http://).",
 )
 @click.option(
+    "--auth",
+    "auth_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    envvar="A2A_GRPC_AUTH",
+    show_envvar=True,
+    help="TOML auth configuration (API keys, bearer JWT; docs/auth.md). Without it every caller is anonymous.",
+)
+@click.option(
     "--log-level",
     default="INFO",
     show_default=True,
@@ -220,6 +230,7 @@ def serve(
     grace: float,
     register_with: str | None,
     registry_url: str | None,
+    auth_file: Path | None,
     log_level: str,
     tls: Any = None,
     card_signer: Any = None,
@@ -231,6 +242,7 @@ def serve(
 
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card)
     _use_registry(executor, agent, registry_url)
+    policy = _load_auth(auth_file)
     dispatcher = (
         _dispatcher(store, push_allow, push_timeout, push_max_attempts, push_max_backoff) if push else None
     )
@@ -247,6 +259,7 @@ def serve(
         handler=HandlerConfig(strict_version=strict_version),
         tls=tls,
         card_signer=card_signer,
+        auth=policy,
         **settings,
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
@@ -286,6 +299,18 @@ def _load(
     except (ValueError, OSError, json_format.ParseError, json.JSONDecodeError) as exc:
         raise click.ClickException(str(exc)) from None
     return executor, order, store, ext
+
+
+def _load_auth(path: Path | None) -> AuthPolicy | None:
+    """The policy of ``--auth`` (None without it); a bad file is a ClickException."""
+    if path is None:
+        return None
+    from a2a_grpc.auth import AuthConfigError, load_policy
+
+    try:
+        return load_policy(path)
+    except (AuthConfigError, OSError) as exc:
+        raise click.ClickException(f"--auth: {exc}") from None
 
 
 def _use_registry(executor: AgentExecutor, agent: str, registry_url: str | None) -> None:

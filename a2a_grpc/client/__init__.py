@@ -10,6 +10,7 @@ and a stream that stops before the task is terminal or interrupted raises
 :class:`StreamTruncatedError`.
 """
 
+from a2a_grpc.client.auth import Credentials
 from a2a_grpc.client.base import CallOptions, Transport
 from a2a_grpc.client.card import BINDINGS, fetch_card, matching_interfaces, parse_card
 from a2a_grpc.client.client import DEFAULT_BINDINGS, A2AClient, make_transport
@@ -22,6 +23,7 @@ __all__ = [
     "A2AClient",
     "A2AError",
     "CallOptions",
+    "Credentials",
     "ErrorCode",
     "StreamTruncatedError",
     "Transport",

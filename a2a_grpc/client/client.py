@@ -25,6 +25,7 @@ from urllib.parse import urljoin
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2, timestamp_pb2
 
+from a2a_grpc.client.auth import Credentials
 from a2a_grpc.client.base import CallOptions, Transport, method
 from a2a_grpc.client.card import (
     BINDINGS,
@@ -128,6 +129,7 @@ class A2AClient:
         tls: ClientTLS | None = None,
         trusted_keys: TrustedKeys | None = None,
         require_signed_card: bool = False,
+        credentials: Credentials | None = None,
     ) -> A2AClient:
         """Fetches the Agent Card at ``base_url`` (``/.well-known/agent-card.json``)
         and connects to the first interface of the card, in the card's order,
@@ -146,6 +148,9 @@ class A2AClient:
         verified with ``trusted_keys`` (and its own-host ``jku``) and refused
         when a signature fails; ``require_signed_card`` also refuses one
         without a verified signature (spec §8.4.3).
+        ``credentials`` (an API key, a bearer token) are attached the way the
+        card's ``securitySchemes`` ask (:meth:`Credentials.headers_for`); to a
+        ``grpc://`` target as ``X-API-Key`` / ``Authorization: Bearer``.
 
         Raises ``A2AError``: the card errors of
         :func:`~a2a_grpc.client.card.fetch_card`; UNSUPPORTED_OPERATION (or
@@ -154,7 +159,8 @@ class A2AClient:
         reachable.
         """
         if is_grpc_url(base_url):
-            options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions), tls=tls)
+            extra = credentials.default_headers() if credentials else {}
+            options = CallOptions(headers={**(headers or {}), **extra}, extensions=tuple(extensions), tls=tls)
             return await cls._connect_grpc(
                 base_url, options, bindings, timeout=timeout, connect_timeout=connect_timeout
             )
@@ -175,6 +181,7 @@ class A2AClient:
             extensions=extensions,
             base_url=card_url(base_url),
             tls=tls,
+            credentials=credentials,
         )
 
     @classmethod
@@ -215,10 +222,12 @@ class A2AClient:
         extensions: Sequence[str] = (),
         base_url: str = "",
         tls: ClientTLS | None = None,
+        credentials: Credentials | None = None,
     ) -> A2AClient:
         """:meth:`connect` for a card already in hand. ``base_url`` resolves
         relative HTTP interface URLs; a card that came over ``https`` makes its
-        bare ``host:port`` gRPC URLs TLS too (with ``tls`` or the system roots)."""
+        bare ``host:port`` gRPC URLs TLS too (with ``tls`` or the system roots);
+        ``credentials`` as in :meth:`connect`."""
         allowed = [binding_key(b) for b in bindings]
         candidates = matching_interfaces(card, allowed)
         if not candidates:
@@ -237,7 +246,8 @@ class A2AClient:
             from a2a_grpc.tls import ClientTLS
 
             tls = ClientTLS()
-        options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions), tls=tls)
+        extra = credentials.headers_for(card) if credentials else {}
+        options = CallOptions(headers={**(headers or {}), **extra}, extensions=tuple(extensions), tls=tls)
         failures: list[str] = []
         for iface in candidates:
             url = iface.url
@@ -266,16 +276,19 @@ class A2AClient:
         headers: Mapping[str, str] | None = None,
         extensions: Sequence[str] = (),
         tls: ClientTLS | None = None,
+        credentials: Credentials | None = None,
     ) -> A2AClient:
         """A client for a known interface, without fetching the card.
         ``binding`` is ``grpc`` / ``jsonrpc`` / ``rest`` (or the card's
-        names); ``tls`` as in :meth:`connect`. Nothing is connected until the
-        first call."""
+        names); ``tls`` as in :meth:`connect`; ``credentials`` go as
+        ``X-API-Key`` / ``Authorization: Bearer``. Nothing is connected until
+        the first call."""
         key = binding_key(binding)
         iface = pb.AgentInterface(
             url=url, protocol_binding=BINDINGS[key], tenant=tenant, protocol_version=PROTOCOL_VERSION
         )
-        options = CallOptions(headers=dict(headers or {}), extensions=tuple(extensions), tls=tls)
+        extra = credentials.default_headers() if credentials else {}
+        options = CallOptions(headers={**(headers or {}), **extra}, extensions=tuple(extensions), tls=tls)
         return cls(make_transport(url, key, options), iface, timeout=timeout)
 
     @property

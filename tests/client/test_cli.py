@@ -161,7 +161,7 @@ async def test_push_commands(push_server: A2AServer) -> None:
     task_id = json.loads((await cli("send", url, "ask", "--json")).stdout)["task"]["id"]
     hook = f"http://127.0.0.1:{dead_port()}/hook"
     made = await cli(
-        "push", "set", url, task_id, hook, "--token", "t0k", "--auth-scheme", "Bearer",
+        "push", "set", url, task_id, hook, "--notification-token", "t0k", "--auth-scheme", "Bearer",
         "--auth-credentials", "s3cret", "--json",
     )  # fmt: skip
     assert made.exit_code == 0, made.output
@@ -255,7 +255,7 @@ async def test_push_tables_name_the_task_once(push_server: A2AServer) -> None:
     url = base_url(push_server)
     task_id = json.loads((await cli("send", url, "ask", "--json")).stdout)["task"]["id"]
     hook = f"http://127.0.0.1:{dead_port()}/hook"
-    made = await cli("push", "set", url, task_id, hook, "--token", "t0k")
+    made = await cli("push", "set", url, task_id, hook, "--notification-token", "t0k")
     assert made.exit_code == 0, made.output
     assert f"push config created for task {task_id}" in made.stdout
     assert made.stdout.count(task_id) == 1 and hook in made.stdout and "t0k" not in made.stdout

@@ -45,7 +45,12 @@ async def test_push_config_crud(binding, transcript, servers):
             pb.GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id),
         ),
     )
-    assert got == created
+    # Get and List never answer the credentials (docs/decisions.md).
+    assert got.authentication.scheme == "Bearer" and not got.authentication.credentials
+    expected = pb.TaskPushNotificationConfig()
+    expected.CopyFrom(created)
+    expected.authentication.ClearField("credentials")
+    assert got == expected
 
     listed = t.add(
         "list",
@@ -54,6 +59,7 @@ async def test_push_config_crud(binding, transcript, servers):
         ),
     )
     assert sorted(c.id for c in listed.configs) == sorted([created.id, "cfg-2"])
+    assert not any(c.authentication.credentials for c in listed.configs)
 
     deleted = await binding.call(
         "DeleteTaskPushNotificationConfig",

@@ -77,8 +77,10 @@ async def test_every_error_through_both_bindings(gw, code):
 
     envelope = {"jsonrpc": "2.0", "id": 9, "method": "GetTask", "params": {"id": f"err-{code.name}"}}
     async with gw.session.post(gw.base + "/", json=envelope) as resp:
-        # HTTP 200 but for a payload too large: 413 (design.md "JSON-RPC errors").
-        assert resp.status == (413 if code is ErrorCode.PAYLOAD_TOO_LARGE else 200)
+        # HTTP 200 but for UNAUTHENTICATED (401) and a payload too large (413), design.md "JSON-RPC errors".
+        assert resp.status == {ErrorCode.UNAUTHENTICATED: 401, ErrorCode.PAYLOAD_TOO_LARGE: 413}.get(
+            code, 200
+        )
         assert resp.headers["Content-Type"].startswith("application/json")
         body = await resp.json()
     assert body["id"] == 9 and "result" not in body
