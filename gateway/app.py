@@ -63,13 +63,12 @@ def create_app(
     ``servicer`` is an ``a2a_grpc.servicer.A2AServicer`` (any object with the
     generated method names taking ``(request, context)``); ``card_source`` a
     zero-argument callable returning the current public ``pb.AgentCard``.
-    ``keepalive_seconds`` is the SSE keep-alive comment interval,
-    ``card_max_age_seconds`` the card's ``Cache-Control: max-age``, and
-    ``max_body_bytes`` the largest accepted request body (larger ones get
-    PAYLOAD_TOO_LARGE, HTTP 413), ``max_message_bytes`` the request limit it
-    derives from (named in that error). What aiohttp would answer in
-    text/plain is answered in JSON (:mod:`gateway.fallback`). ``metrics``, when given, is the handler
-    of ``GET /metrics`` (:meth:`a2a_grpc.telemetry.metrics.Metrics.handle`).
+    ``keepalive_seconds``: the SSE keep-alive interval; ``card_max_age_seconds``:
+    the card's ``Cache-Control: max-age``; ``max_body_bytes``: the largest
+    request body (larger: PAYLOAD_TOO_LARGE, HTTP 413), derived from the
+    ``max_message_bytes`` that error names; ``metrics``: the handler of ``GET
+    /metrics`` (:meth:`a2a_grpc.telemetry.metrics.Metrics.handle`). What aiohttp
+    would answer in text/plain is answered in JSON (:mod:`gateway.fallback`).
     """
     if not jsonrpc_path.startswith("/"):
         raise ValueError(f"jsonrpc_path must start with '/': {jsonrpc_path!r}")

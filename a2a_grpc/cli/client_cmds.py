@@ -126,6 +126,24 @@ def _parse_headers(values: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def credential_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Adds ``--api-key`` and ``--token``: the caller's credentials (docs/auth.md)."""
+    fn = click.option(
+        "--token",
+        envvar=TOKEN_ENV,
+        show_envvar=True,
+        default="",
+        help="Bearer token (JWT), sent as Authorization: Bearer when the card asks for one.",
+    )(fn)
+    return click.option(
+        "--api-key",
+        envvar=API_KEY_ENV,
+        show_envvar=True,
+        default="",
+        help="API key, sent the way the card's securitySchemes ask (X-API-Key).",
+    )(fn)
+
+
 def client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Adds URL and the shared options, and passes an :class:`Options` as
     ``opts`` to the command."""
@@ -155,20 +173,7 @@ def client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Extra header, e.g. Authorization.",
     )
     @click.option("--extension", "extensions", multiple=True, metavar="URI", help="Request an A2A extension.")
-    @click.option(
-        "--api-key",
-        envvar=API_KEY_ENV,
-        show_envvar=True,
-        default="",
-        help="API key, sent the way the card's securitySchemes ask (X-API-Key).",
-    )
-    @click.option(
-        "--token",
-        envvar=TOKEN_ENV,
-        show_envvar=True,
-        default="",
-        help="Bearer token (JWT), sent as Authorization: Bearer when the card asks for one.",
-    )
+    @credential_options
     @click.argument("url")
     @client_tls_options
     @functools.wraps(fn)

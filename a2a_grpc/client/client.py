@@ -131,32 +131,24 @@ class A2AClient:
         require_signed_card: bool = False,
         credentials: Credentials | None = None,
     ) -> A2AClient:
-        """Fetches the Agent Card at ``base_url`` (``/.well-known/agent-card.json``)
-        and connects to the first interface of the card, in the card's order,
-        whose binding is in ``bindings`` and whose ``protocolVersion`` is 1.0.
-        If it cannot be reached within ``connect_timeout`` seconds (gRPC
-        channel not ready, HTTP connection refused), the next one is tried
-        (spec §5.2, §8.3.2).
-
-        A ``grpc://host:port`` (or ``grpcs://``) URL names a gRPC endpoint
-        directly, for deployments that serve no HTTP card: no card is fetched,
-        the gRPC binding is used, and the server's reflection service (when
-        it has one) must list ``lf.a2a.v1.A2AService``.
+        """Fetches the Agent Card at ``base_url`` and connects to the first
+        interface, in the card's order, whose binding is in ``bindings`` and
+        whose ``protocolVersion`` is 1.0; one not reachable within
+        ``connect_timeout`` seconds is skipped (spec §5.2, §8.3.2). A
+        ``grpc://host:port`` (or ``grpcs://``) URL is a gRPC endpoint without
+        a card: the server's reflection, when it has one, must list
+        ``lf.a2a.v1.A2AService``.
 
         ``tls`` (:class:`~a2a_grpc.tls.ClientTLS`): CA and client certificate
-        for ``https`` / ``grpcs`` and mTLS, on every binding. A signed card is
-        verified with ``trusted_keys`` (and its own-host ``jku``) and refused
-        when a signature fails; ``require_signed_card`` also refuses one
-        without a verified signature (spec §8.4.3).
-        ``credentials`` (an API key, a bearer token) are attached the way the
-        card's ``securitySchemes`` ask (:meth:`Credentials.headers_for`); to a
-        ``grpc://`` target as ``X-API-Key`` / ``Authorization: Bearer``.
+        for ``https``/``grpcs`` and mTLS. A signed card is verified with
+        ``trusted_keys`` (and its own-host ``jku``); ``require_signed_card``
+        also refuses an unverified one (spec §8.4.3). ``credentials`` (API
+        key, bearer token) go the way the card's ``securitySchemes`` ask.
 
         Raises ``A2AError``: the card errors of
         :func:`~a2a_grpc.client.card.fetch_card`; UNSUPPORTED_OPERATION (or
-        VERSION_NOT_SUPPORTED) when no interface matches, or when a
-        ``grpc://`` endpoint does not serve A2A; UNAVAILABLE when none is
-        reachable.
+        VERSION_NOT_SUPPORTED) when no interface matches, or a ``grpc://``
+        endpoint does not serve A2A; UNAVAILABLE when none is reachable.
         """
         if is_grpc_url(base_url):
             extra = credentials.default_headers() if credentials else {}

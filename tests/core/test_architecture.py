@@ -39,7 +39,7 @@ CORE = (
     "a2a_grpc.store",
 )
 #: Transport security and card signatures: used by the server, the gateway and the client alike.
-SECURITY = ("a2a_grpc.tls", "a2a_grpc.cardsign")
+SECURITY = ("a2a_grpc.tls", "a2a_grpc.cardsign", "a2a_grpc.auth")
 SERVER_SIDE = ("a2a_grpc.server", "a2a_grpc.servicer", "gateway", "a2a_grpc.push")
 OUTER = ("a2a_grpc.client", "a2a_grpc.cli", "a2a_grpc.agents")
 TRANSPORTS = ("aiohttp", "grpc.aio", "grpc_health", "grpc_reflection")
@@ -55,6 +55,8 @@ EXTRAS = (
     "prometheus_client",
     "cryptography",
     "rfc8785",
+    "jwt",
+    "tomlkit",
 )
 EXTRA_HOMES = {
     "click": ("a2a_grpc.cli",),
@@ -63,6 +65,8 @@ EXTRA_HOMES = {
     "ruff": ("a2a_grpc.agents.review",),
     "opentelemetry": ("a2a_grpc.telemetry",),
     "prometheus_client": ("a2a_grpc.telemetry",),
+    "jwt": ("a2a_grpc.auth",),
+    "tomlkit": ("a2a_grpc.auth", "a2a_grpc.cli"),
 }
 
 #: room prefix -> what it may not import
