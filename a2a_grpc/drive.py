@@ -24,6 +24,8 @@ from a2a_grpc.events import EventBus
 from a2a_grpc.execution import Execution
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.store.base import (
+    Fence,
+    LeaseLostError,
     OutboxEntry,
     PushConfigStore,
     StoredTask,
@@ -92,11 +94,21 @@ class TaskWriter:
         ]
 
     async def write(
-        self, task: pb.Task, owner: Owner, expected_version: int, outbox: list[OutboxEntry]
+        self,
+        task: pb.Task,
+        owner: Owner,
+        expected_version: int,
+        outbox: list[OutboxEntry],
+        fence: Fence | None = None,
     ) -> int:
         """Stores ``task`` if it is still at ``expected_version`` (with the
-        outbox rows) and returns the new version. Raises VersionConflictError."""
-        version = await self.store.update(task, owner, expected_version, outbox=outbox)
+        outbox rows) and, given a ``fence``, while that execution lease holds;
+        returns the new version. Raises VersionConflictError (LeaseLostError
+        for a lost lease)."""
+        if fence is None:
+            version = await self.store.update(task, owner, expected_version, outbox=outbox)
+        else:
+            version = await self.store.update(task, owner, expected_version, outbox=outbox, fence=fence)
         if outbox and self.wake is not None:
             self.wake()
         return version
@@ -242,7 +254,7 @@ class Driver:
         """Stores the new task the first event makes (see ``open_task``)."""
         task = open_task(ex.message, None, first)
         try:
-            version = await self.store.create(task, ex.owner)
+            version = await self._create_task(task, ex)
         except TaskExistsError as exc:  # a uuid4 collision: practically impossible
             raise A2AError(ErrorCode.INTERNAL, "task id collision") from exc
         ex.current = StoredTask(task, version)
@@ -251,7 +263,7 @@ class Driver:
         outbox = self.writer.outbox(ex.task_id, ex.push_configs, version + 1, pb.StreamResponse(task=task))
         if outbox:
             # The creation snapshot goes out like any other state change.
-            ex.current = StoredTask(task, await self.writer.write(task, ex.owner, version, outbox))
+            ex.current = StoredTask(task, await self._write(ex, task, version, outbox))
 
     async def _resume(self, ex: Execution, first: TaskEvent) -> None:
         """Stores the message on the interrupted task it continues, which
@@ -268,7 +280,7 @@ class Driver:
                 ex.task_id, ex.push_configs, stored.version + 1, pb.StreamResponse(task=task)
             )
             try:
-                version = await self.writer.write(task, ex.owner, stored.version, outbox)
+                version = await self._write(ex, task, stored.version, outbox)
             except VersionConflictError:
                 continue  # another writer changed it: accept the message on the fresh task
             ex.current = StoredTask(task, version)
@@ -297,7 +309,7 @@ class Driver:
             task, out = apply_event(ex.current.task, event)
             outbox = self.writer.outbox(ex.task_id, ex.push_configs or (), ex.current.version + 1, out)
             try:
-                version = await self.writer.write(task, ex.owner, ex.current.version, outbox)
+                version = await self._write(ex, task, ex.current.version, outbox)
             except VersionConflictError:
                 ex.current = await self._reread(ex)
                 continue
@@ -308,6 +320,42 @@ class Driver:
                 ex.settled.set()
             return
         raise A2AError(ErrorCode.INTERNAL, f"task {ex.task_id} kept changing under the execution")
+
+    async def _create_task(self, task: pb.Task, ex: Execution) -> int:
+        """Inserts the new task (fenced by the execution's lease, if any)."""
+        try:
+            if ex.fence is None:
+                return await self.store.create(task, ex.owner)
+            return await self.store.create(task, ex.owner, fence=ex.fence)
+        except LeaseLostError:
+            await self._lease_lost(ex)
+            raise _Settled from None
+
+    async def _write(self, ex: Execution, task: pb.Task, expected: int, outbox: list[OutboxEntry]) -> int:
+        """One task write of the execution, fenced by its lease (if any). A
+        lost lease ends the execution here (_Settled): another replica took
+        the task over, so this one must not write again."""
+        try:
+            return await self.writer.write(task, ex.owner, expected, outbox, ex.fence)
+        except LeaseLostError:
+            await self._lease_lost(ex)
+            raise _Settled from None
+
+    async def _lease_lost(self, ex: Execution) -> None:
+        """The execution's lease was taken over: the caller gets the task as
+        the store now has it (or UNAVAILABLE when nothing was stored), and this
+        process's streams of the task end with its current status."""
+        log.warning("task %s: execution lease lost; this replica stops writing it", ex.task_id)
+        fresh = await self.store.get(ex.task_id, ex.owner) if ex.current is not None else None
+        if fresh is None:
+            ex.error = A2AError(
+                ErrorCode.UNAVAILABLE,
+                f"task {ex.task_id}: this replica lost the execution's lease; another replica took it over",
+                metadata={"taskId": ex.task_id},
+            )
+            return
+        ex.current = fresh
+        self.bus.publish(ex.task_id, fresh.version, status_event(fresh.task), last=True)
 
     async def _reread(self, ex: Execution) -> StoredTask:
         """The task as another writer left it; raises _Settled when that

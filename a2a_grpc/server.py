@@ -14,7 +14,7 @@ import gc
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -29,6 +29,9 @@ from a2a_grpc.interceptors import CallInterceptor
 from a2a_grpc.servicer import A2AServicer, abort
 from a2a_grpc.store.base import Store
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
+
+if TYPE_CHECKING:
+    from a2a_grpc.cluster.leases import Cluster, ClusterConfig
 
 __all__ = ["A2AServer", "ServerConfig"]
 
@@ -54,6 +57,11 @@ class ServerConfig:
     built-in ones (version, extensions, validation, capability gate), in list
     order, just before the operation; their ``after`` in reverse order (see
     :mod:`a2a_grpc.interceptors` and docs/interceptors.md).
+    ``recover_lost_tasks`` (single process): on start, tasks an earlier
+    process left SUBMITTED/WORKING become FAILED ("execution lost: …",
+    :mod:`a2a_grpc.cluster.recovery`). ``cluster``: cluster mode (the store
+    must be a :class:`~a2a_grpc.cluster.store.ClusterStore`): execution
+    leases replace that start-up recovery (:mod:`a2a_grpc.cluster.leases`).
     ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
     move everything alive (modules, classes,
     descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
@@ -75,6 +83,8 @@ class ServerConfig:
     card_max_age_seconds: int = 300
     handler: HandlerConfig = field(default_factory=HandlerConfig)
     interceptors: Sequence[CallInterceptor] = ()
+    recover_lost_tasks: bool = True
+    cluster: ClusterConfig | None = None
 
 
 class A2AServer:
@@ -107,6 +117,16 @@ class A2AServer:
             extended_card=extended_card,
             push=push,
         )
+        self.cluster: Cluster | None = None
+        if self.config.cluster is not None:
+            from a2a_grpc.cluster.leases import Cluster
+            from a2a_grpc.cluster.store import ClusterStore
+
+            if not isinstance(store, ClusterStore):
+                raise ValueError(
+                    "cluster mode needs the cluster store on PostgreSQL (a2a_grpc.cluster.store)"
+                )
+            self.cluster = Cluster.attach(self.handler, store, self.config.cluster)
         self.servicer = A2AServicer(self.handler, self.config.interceptors)
         self.grpc_port = 0
         self.http_port: int | None = None
@@ -138,6 +158,7 @@ class A2AServer:
         start = getattr(self.push, "start", None)
         if start is not None:
             await start()
+        await self._recover()
         server = self._grpc_server()
         self.grpc_port = server.add_insecure_port(f"{_bracket(cfg.host)}:{cfg.grpc_port}")
         if self.grpc_port == 0:
@@ -160,6 +181,18 @@ class A2AServer:
             gc.collect()
             gc.freeze()
         log.info("serving %s: gRPC %s, HTTP %s", self.card.name, self.grpc_port, self.http_port)
+
+    async def _recover(self) -> None:
+        """Crash recovery before serving: the cluster reaps expired leases and
+        starts its heartbeat; a single process fails the tasks an earlier
+        process left active (stores that can list them: the SQL store)."""
+        if self.cluster is not None:
+            await self.cluster.start()
+        elif self.config.recover_lost_tasks:
+            from a2a_grpc.cluster.recovery import ActiveTaskScan, recover_on_start
+
+            if isinstance(self.store, ActiveTaskScan):
+                await recover_on_start(self.store, self.handler.writer)
 
     def _grpc_server(self) -> grpc.aio.Server:
         """The grpc.aio server with the A2A service, health and reflection."""
@@ -229,6 +262,8 @@ class A2AServer:
         # with the task's final (FAILED) status instead of UNAVAILABLE.
         stops.append(self.handler.close(max(0.0, grace - min(1.0, grace / 4))))
         await asyncio.gather(*stops, return_exceptions=True)
+        if self.cluster is not None:
+            await self.cluster.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -25,6 +25,7 @@ from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
 
 if TYPE_CHECKING:
+    from a2a_grpc.cluster.leases import ClusterConfig
     from a2a_grpc.executor import AgentExecutor
     from a2a_grpc.store.base import Store
 
@@ -185,6 +186,30 @@ def _default_store() -> str:
     show_envvar=True,
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
 )
+@click.option(
+    "--cluster/--no-cluster",
+    default=False,
+    envvar="A2A_GRPC_CLUSTER",
+    show_envvar=True,
+    help="Cluster mode: several replicas share one PostgreSQL store (execution leases, crash takeover).",
+)
+@click.option(
+    "--replica-id",
+    default=None,
+    envvar="A2A_GRPC_REPLICA_ID",
+    show_envvar=True,
+    help="This replica's name in leases and status messages (default HOST-PID-XXXX).",
+)
+@click.option(
+    "--lease-ttl",
+    type=click.FloatRange(0.3),
+    default=10.0,
+    show_default=True,
+    envvar="A2A_GRPC_LEASE_TTL",
+    show_envvar=True,
+    help="Seconds an execution lease lives without a heartbeat (sent every third of it); "
+    "a killed replica's tasks are taken over after it.",
+)
 def serve(
     agent: str,
     host: str,
@@ -204,12 +229,18 @@ def serve(
     max_message_bytes: int,
     grace: float,
     log_level: str,
+    cluster: bool,
+    replica_id: str | None,
+    lease_ttl: float,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from a2a_grpc.server import A2AServer, ServerConfig
 
-    executor, order, store, ext = _load(agent, interfaces, store_url, extended_card)
+    cluster_config = _cluster_config(cluster, store_url, replica_id, lease_ttl)
+    executor, order, store, ext = _load(
+        agent, interfaces, store_url, extended_card, cluster=cluster_config is not None
+    )
     dispatcher = None
     if push:
         from a2a_grpc.push import PushDispatcher
@@ -232,6 +263,7 @@ def serve(
         freeze_gc=True,
         interface_order=order,
         handler=HandlerConfig(strict_version=strict_version),
+        cluster=cluster_config,
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
     try:
@@ -241,10 +273,11 @@ def serve(
 
 
 def _load(
-    agent: str, interfaces: str, store_url: str | None, extended_card: Path | None
+    agent: str, interfaces: str, store_url: str | None, extended_card: Path | None, *, cluster: bool = False
 ) -> tuple[AgentExecutor, list[str], Store, pb.AgentCard | None]:
-    """The agent, the interface order, the store and the extended card the
-    options name; a bad option is a ClickException (exit status 1)."""
+    """The agent, the interface order, the store (the cluster store with
+    ``cluster``) and the extended card the options name; a bad option is a
+    ClickException (exit status 1)."""
     from a2a_grpc.agents import load_agent
     from a2a_grpc.store import open_store
 
@@ -254,13 +287,36 @@ def _load(
         unknown = [b for b in order if b not in BINDINGS]
         if unknown:
             raise ValueError(f"unknown interface(s) {', '.join(unknown)}; choose from {', '.join(BINDINGS)}")
-        store = open_store(store_url or _default_store())
+        if cluster and store_url:
+            from a2a_grpc.cluster.store import ClusterStore
+
+            store: Store = ClusterStore(store_url)
+        else:
+            store = open_store(store_url or _default_store())
         ext = None
         if extended_card is not None:
             ext = json_format.Parse(extended_card.read_text(), pb.AgentCard(), ignore_unknown_fields=True)
     except (ValueError, OSError, json_format.ParseError, json.JSONDecodeError) as exc:
         raise click.ClickException(str(exc)) from None
     return executor, order, store, ext
+
+
+def _cluster_config(
+    cluster: bool, store_url: str | None, replica_id: str | None, lease_ttl: float
+) -> ClusterConfig | None:
+    """The cluster settings ``--cluster`` asks for (None without it); a store
+    other than PostgreSQL is a one-line ClickException."""
+    if not cluster:
+        return None
+    scheme = (store_url or "").split(":", 1)[0].split("+", 1)[0].lower()
+    if scheme not in ("postgresql", "postgres"):
+        what = "SQLite serves one process only" if scheme in ("", "sqlite") else f"--store {store_url}"
+        raise click.ClickException(
+            f"--cluster needs --store postgresql://USER@HOST[:PORT]/DB shared by the replicas ({what})"
+        )
+    from a2a_grpc.cluster.leases import ClusterConfig
+
+    return ClusterConfig(replica_id=replica_id or "", lease_ttl=lease_ttl)
 
 
 def _run(server: object) -> None:

@@ -1,0 +1,217 @@
+"""Execution leases: one execution per task across every replica.
+
+:class:`LeasedExecutions` is :class:`~a2a_grpc.execution.Executions` with a
+lease behind ``start``: before the agent runs, the replica takes the task's
+lease in the store (:class:`~a2a_grpc.cluster.store.ClusterStore`); a task
+whose lease another replica holds gets today's "task is busy" error. The
+execution carries the lease as its :class:`~a2a_grpc.store.base.Fence`, so
+every task write it makes commits only while the lease holds; the lease is
+released when the execution ends (before its caller is answered, so the next
+message to the task is never refused as busy by a lease still held).
+
+:class:`Cluster` keeps the leases alive and reaps the dead ones:
+
+- heartbeat: every ``ttl / 3`` seconds one statement extends all of this
+  replica's leases; an execution whose lease is gone (a reaper took it over
+  while this replica was paused or cut off) is interrupted, and its fenced
+  writes fail;
+- reaper: every ``reap_interval`` seconds (default ``ttl / 3``) it takes over
+  expired leases (a new epoch: the old holder is fenced off from then on) and
+  applies the default policy, marking the task FAILED ("execution lost:
+  replica … stopped", :mod:`a2a_grpc.cluster.recovery`), then drops the lease.
+
+A replica killed mid-execution therefore has its tasks FAILED within ``ttl +
+reap_interval`` seconds by any surviving replica, or by itself once it is
+restarted (the reaper runs at start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from a2a_grpc.cluster.recovery import fail_lost_task
+from a2a_grpc.cluster.store import ClusterStore, TakenLease
+from a2a_grpc.drive import Driver, TaskWriter
+from a2a_grpc.events import EventBus
+from a2a_grpc.execution import Drive, Execution, Executions, busy_error
+from a2a_grpc.executor import ExecutorContext
+from a2a_grpc.handler import RequestHandler
+from a2a_grpc.store.base import LeaseLostError
+
+__all__ = ["Cluster", "ClusterConfig", "LeasedExecutions", "default_replica_id"]
+
+log = logging.getLogger("a2a_grpc.cluster")
+
+
+def default_replica_id() -> str:
+    """``HOST-PID-XXXX``: unique per process start."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
+
+
+@dataclass(slots=True)
+class ClusterConfig:
+    """Cluster mode settings (``a2a-grpc serve --cluster``).
+
+    ``replica_id`` names this replica in leases and status messages (default
+    :func:`default_replica_id`); ``lease_ttl`` is how long a lease lives
+    without a heartbeat, seconds; ``reap_interval`` how often expired leases
+    are looked for (None: ``lease_ttl / 3``)."""
+
+    replica_id: str = ""
+    lease_ttl: float = 10.0
+    reap_interval: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.replica_id:
+            self.replica_id = default_replica_id()
+        if self.lease_ttl <= 0:
+            raise ValueError("lease_ttl must be positive")
+
+
+class LeasedExecutions(Executions):
+    """Executions whose ``start`` takes the task's lease cluster-wide."""
+
+    def __init__(self, drive: Drive, bus: EventBus, store: ClusterStore, config: ClusterConfig) -> None:
+        super().__init__(self._leased(drive), bus)
+        self.store = store
+        self.config = config
+        #: lease epoch → execution, for the heartbeat.
+        self.leased: dict[int, Execution] = {}
+
+    def _leased(self, drive: Drive) -> Drive:
+        async def leased_drive(ex: Execution, ctx: ExecutorContext) -> None:
+            try:
+                await drive(ex, ctx)
+            finally:
+                await asyncio.shield(self._release(ex))
+
+        return leased_drive
+
+    async def _release(self, ex: Execution) -> None:
+        fence = ex.fence
+        if fence is not None:
+            self.leased.pop(fence.epoch, None)
+            try:
+                await self.store.release_lease(fence)
+            except Exception:  # the reaper drops it once it expires
+                log.exception("task %s: could not release its lease", ex.task_id)
+
+    async def start(
+        self, ex: Execution, prepare: Callable[[], Awaitable[ExecutorContext]], *, stream: bool
+    ) -> None:
+        """As :meth:`Executions.start`, with the task's lease taken before
+        ``prepare``: UNSUPPORTED_OPERATION ("task is busy") when another
+        replica holds it."""
+
+        async def leased_prepare() -> ExecutorContext:
+            fence = await self.store.acquire_lease(
+                ex.task_id, ex.owner, self.config.replica_id, self.config.lease_ttl
+            )
+            if fence is None:
+                raise busy_error(ex.task_id)
+            ex.fence = fence
+            self.leased[fence.epoch] = ex
+            if ex.existing is not None:
+                # Another replica's execution of the task may have ended since
+                # the handler read it: count one so that prepare reads it again.
+                self.ended += 1
+            try:
+                return await prepare()
+            except BaseException:
+                await asyncio.shield(self._release(ex))
+                raise
+
+        await super().start(ex, leased_prepare, stream=stream)
+
+
+class Cluster:
+    """This replica's part of the cluster: the leased executions, the
+    heartbeat and the reaper. ``start`` reaps once, then runs both loops;
+    ``stop`` ends them (leases of executions still running are released by
+    the executions as they end)."""
+
+    @classmethod
+    def attach(cls, handler: RequestHandler, store: ClusterStore, config: ClusterConfig) -> Cluster:
+        """The cluster part of ``handler``'s server: its executions become
+        leased ones (the handler must have none running yet)."""
+        cluster = cls(config, store, handler.writer, Driver(handler.executor, handler.writer).drive)
+        handler.executions = cluster.executions
+        return cluster
+
+    def __init__(self, config: ClusterConfig, store: ClusterStore, writer: TaskWriter, drive: Drive) -> None:
+        self.config = config
+        self.store = store
+        self.writer = writer
+        self.executions = LeasedExecutions(drive, writer.bus, store, config)
+        self.reaped = 0
+        self._loops: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        """Reaps what expired while no replica was watching, then starts the
+        heartbeat and reaper loops."""
+        await self.reap()
+        loop = asyncio.get_running_loop()
+        reap_every = self.config.reap_interval or self.config.lease_ttl / 3
+        self._loops = [
+            loop.create_task(self._every(self.config.lease_ttl / 3, self.heartbeat), name="a2a-heartbeat"),
+            loop.create_task(self._every(reap_every, self.reap), name="a2a-reaper"),
+        ]
+
+    async def stop(self) -> None:
+        """Ends the heartbeat and reaper loops."""
+        for task in self._loops:
+            task.cancel()
+        for task in self._loops:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._loops = []
+
+    @staticmethod
+    async def _every(seconds: float, step: Callable[[], Awaitable[object]]) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            try:
+                await step()
+            except Exception:  # a database hiccup: try again next round
+                log.exception("cluster: %s failed", getattr(step, "__name__", step))
+
+    async def heartbeat(self) -> None:
+        """Extends every lease of this replica; interrupts the executions
+        whose lease was taken over meanwhile."""
+        held = dict(self.executions.leased)
+        alive = await self.store.renew_leases(list(held), self.config.lease_ttl)
+        for epoch, ex in held.items():
+            if epoch not in alive and self.executions.leased.pop(epoch, None) is not None:
+                log.warning("task %s: lease %d was taken over; stopping its execution", ex.task_id, epoch)
+                self.executions.interrupt(ex, "shutdown")
+
+    async def reap(self) -> int:
+        """Takes over expired leases and fails their active tasks
+        ("execution lost: replica … stopped"); returns how many it took."""
+        taken = await self.store.take_over_expired(self.config.replica_id, self.config.lease_ttl)
+        for lease in taken:
+            await self._settle(lease)
+        self.reaped += len(taken)
+        return len(taken)
+
+    async def _settle(self, lease: TakenLease) -> None:
+        """The default policy for one taken-over lease: an active task
+        becomes FAILED (fenced by the reaper's new epoch); the lease goes."""
+        fence = lease.fence
+        try:
+            stored = await self.store.get(fence.task_id, lease.owner)
+            if stored is not None:
+                why = f"replica {lease.previous_replica} stopped while running the task"
+                done = await fail_lost_task(self.writer, lease.owner, stored, why, fence=fence)
+                if done is not None:
+                    log.warning("task %s: execution lost (%s): marked FAILED", fence.task_id, why)
+        except LeaseLostError:
+            return  # another reaper took it from this one (it was paused too long)
+        await self.store.release_lease(fence)

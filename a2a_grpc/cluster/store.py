@@ -1,0 +1,132 @@
+"""The cluster store: the SQL store on PostgreSQL plus the execution leases.
+
+One row per running execution in ``<prefix>leases``: the task id (primary
+key: one execution per task cluster-wide), its owner, the replica running it,
+the lease *epoch* and the expiry. Epochs come from one sequence
+(``<prefix>lease_epoch``), so they are unique cluster-wide and grow with every
+lease taken: a takeover gives the task a new epoch and the old holder's
+fence no longer matches, whether or not anybody wrote the task in between.
+Expiry is in the database's clock (``clock_timestamp()``, seconds), so the
+replicas' clocks never meet.
+
+Every write of an execution is fenced (:meth:`ClusterStore.check_fence`): its
+transaction first takes the lease row ``FOR SHARE`` at the execution's epoch
+and commits only if it is still there; a takeover updates that row (``FOR
+UPDATE``), so the two serialize and no write of the old holder commits after
+the takeover did.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import BigInteger, Column, Double, Sequence, String, Table, text
+from sqlalchemy.engine import Connection
+
+from a2a_grpc.context import Owner
+from a2a_grpc.store.base import Fence, LeaseLostError
+from a2a_grpc.store.sql import SqlTaskStore
+
+__all__ = ["ClusterStore", "TakenLease"]
+
+_NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+
+
+@dataclass(frozen=True, slots=True)
+class TakenLease:
+    """An expired lease a reaper took over: the task, its owner, the replica
+    that held it, and the new fence (the reaper's epoch)."""
+
+    owner: Owner
+    previous_replica: str
+    fence: Fence
+
+
+class ClusterStore(SqlTaskStore):
+    """:class:`~a2a_grpc.store.sql.SqlTaskStore` on PostgreSQL with the
+    lease table; raises ValueError for any other database (SQLite is one
+    process: it has no cluster mode)."""
+
+    def __init__(self, url: str, *, table_prefix: str = "a2a_", echo: bool = False) -> None:
+        super().__init__(url, table_prefix=table_prefix, echo=echo)
+        if self._is_sqlite:
+            raise ValueError("cluster mode needs PostgreSQL: SQLite serves one process only")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", table_prefix):
+            raise ValueError(f"table prefix {table_prefix!r} must be a plain SQL identifier")
+        md = self.schema.metadata
+        self.epochs = Sequence(f"{table_prefix}lease_epoch", metadata=md)
+        self.leases = Table(
+            f"{table_prefix}leases",
+            md,
+            Column("task_id", String(collation="C"), primary_key=True),
+            Column("tenant", String(), nullable=False),
+            Column("owner_user", String(), nullable=False),
+            Column("replica", String(), nullable=False),
+            Column("epoch", BigInteger(), nullable=False, unique=True),
+            Column("expires_at", Double(), nullable=False),
+        )
+        lt, seq = self.leases.name, self.epochs.name
+        self._sql_acquire = text(
+            f"INSERT INTO {lt} (task_id, tenant, owner_user, replica, epoch, expires_at) "
+            f"VALUES (:task, :tenant, :user, :replica, nextval('{seq}'), {_NOW} + :ttl) "
+            "ON CONFLICT (task_id) DO NOTHING RETURNING epoch"
+        )
+        self._sql_renew = text(
+            f"UPDATE {lt} SET expires_at = {_NOW} + :ttl WHERE epoch = ANY(:epochs) RETURNING epoch"
+        )
+        self._sql_release = text(f"DELETE FROM {lt} WHERE task_id = :task AND epoch = :epoch")
+        self._sql_fence = text(f"SELECT 1 FROM {lt} WHERE task_id = :task AND epoch = :epoch FOR SHARE")
+        self._sql_take = text(
+            f"WITH expired AS (SELECT task_id, replica FROM {lt} WHERE expires_at < {_NOW} "
+            "ORDER BY expires_at LIMIT :limit FOR UPDATE SKIP LOCKED) "
+            f"UPDATE {lt} AS l SET replica = :replica, epoch = nextval('{seq}'), expires_at = {_NOW} + :ttl "
+            "FROM expired WHERE l.task_id = expired.task_id "
+            "RETURNING l.task_id, l.tenant, l.owner_user, expired.replica, l.epoch"
+        )
+        self._sql_count = text(f"SELECT count(*) FROM {lt}")
+
+    def check_fence(self, conn: Connection, fence: Fence) -> None:
+        """Inside a write transaction: takes ``fence``'s lease row FOR SHARE;
+        raises LeaseLostError (rolling the write back) when the task's lease
+        no longer has that epoch."""
+        row = conn.execute(self._sql_fence, {"task": fence.task_id, "epoch": fence.epoch}).first()
+        if row is None:
+            raise LeaseLostError(fence.task_id)
+
+    async def acquire_lease(self, task_id: str, owner: Owner, replica: str, ttl: float) -> Fence | None:
+        """Takes the lease of ``task_id`` for ``ttl`` seconds; None when the
+        task already has one (running elsewhere, or expired and not yet
+        taken over by a reaper)."""
+        params = {"task": task_id, "tenant": owner.tenant, "user": owner.user, "replica": replica, "ttl": ttl}
+        async with self._write() as conn:
+            epoch = (await conn.execute(self._sql_acquire, params)).scalar_one_or_none()
+        return None if epoch is None else Fence(task_id, int(epoch))
+
+    async def renew_leases(self, epochs: list[int], ttl: float) -> set[int]:
+        """Extends the leases with these epochs by ``ttl`` seconds from now;
+        returns the epochs still held (the others were taken over)."""
+        if not epochs:
+            return set()
+        async with self._write() as conn:
+            rows = (await conn.execute(self._sql_renew, {"epochs": epochs, "ttl": ttl})).scalars().all()
+        return {int(e) for e in rows}
+
+    async def release_lease(self, fence: Fence) -> None:
+        """Drops the lease if it still has ``fence``'s epoch (no-op otherwise)."""
+        async with self._write() as conn:
+            await conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
+
+    async def take_over_expired(self, replica: str, ttl: float, limit: int = 100) -> list[TakenLease]:
+        """Takes over up to ``limit`` expired leases for ``replica`` (new
+        epochs, ``ttl`` seconds): from this commit on, their old holders'
+        fenced writes fail. Leases another reaper is taking are skipped."""
+        params = {"replica": replica, "ttl": ttl, "limit": limit}
+        async with self._write() as conn:
+            rows = (await conn.execute(self._sql_take, params)).all()
+        return [TakenLease(Owner(r[1], r[2]), r[3], Fence(r[0], int(r[4]))) for r in rows]
+
+    async def lease_count(self) -> int:
+        """How many leases exist (tests, health)."""
+        async with self.engine.connect() as conn:
+            return int((await conn.execute(self._sql_count)).scalar_one())
