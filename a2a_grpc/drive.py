@@ -100,15 +100,18 @@ class TaskWriter:
         expected_version: int,
         outbox: list[OutboxEntry],
         fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
     ) -> int:
         """Stores ``task`` if it is still at ``expected_version`` (with the
-        outbox rows) and, given a ``fence``, while that execution lease holds;
-        returns the new version. Raises VersionConflictError (LeaseLostError
-        for a lost lease)."""
-        if fence is None:
+        outbox rows and ``event``, the stream event of this change) and,
+        given a ``fence``, while that execution lease holds; returns the new
+        version. Raises VersionConflictError (LeaseLostError for a lost lease)."""
+        if fence is None and event is None:
             version = await self.store.update(task, owner, expected_version, outbox=outbox)
         else:
-            version = await self.store.update(task, owner, expected_version, outbox=outbox, fence=fence)
+            version = await self.store.update(
+                task, owner, expected_version, outbox=outbox, fence=fence, event=event
+            )
         if outbox and self.wake is not None:
             self.wake()
         return version
@@ -263,7 +266,7 @@ class Driver:
         outbox = self.writer.outbox(ex.task_id, ex.push_configs, version + 1, pb.StreamResponse(task=task))
         if outbox:
             # The creation snapshot goes out like any other state change.
-            ex.current = StoredTask(task, await self._write(ex, task, version, outbox))
+            ex.current = StoredTask(task, await self._write(ex, task, version, outbox, None))
 
     async def _resume(self, ex: Execution, first: TaskEvent) -> None:
         """Stores the message on the interrupted task it continues, which
@@ -280,7 +283,7 @@ class Driver:
                 ex.task_id, ex.push_configs, stored.version + 1, pb.StreamResponse(task=task)
             )
             try:
-                version = await self._write(ex, task, stored.version, outbox)
+                version = await self._write(ex, task, stored.version, outbox, None)
             except VersionConflictError:
                 continue  # another writer changed it: accept the message on the fresh task
             ex.current = StoredTask(task, version)
@@ -309,7 +312,7 @@ class Driver:
             task, out = apply_event(ex.current.task, event)
             outbox = self.writer.outbox(ex.task_id, ex.push_configs or (), ex.current.version + 1, out)
             try:
-                version = await self._write(ex, task, ex.current.version, outbox)
+                version = await self._write(ex, task, ex.current.version, outbox, out)
             except VersionConflictError:
                 ex.current = await self._reread(ex)
                 continue
@@ -331,12 +334,20 @@ class Driver:
             await self._lease_lost(ex)
             raise _Settled from None
 
-    async def _write(self, ex: Execution, task: pb.Task, expected: int, outbox: list[OutboxEntry]) -> int:
-        """One task write of the execution, fenced by its lease (if any). A
-        lost lease ends the execution here (_Settled): another replica took
+    async def _write(
+        self,
+        ex: Execution,
+        task: pb.Task,
+        expected: int,
+        outbox: list[OutboxEntry],
+        event: pb.StreamResponse | None,
+    ) -> int:
+        """One task write of the execution, fenced by its lease (if any);
+        ``event`` is the stream event of the change (None: the task snapshot).
+        A lost lease ends the execution here (_Settled): another replica took
         the task over, so this one must not write again."""
         try:
-            return await self.writer.write(task, ex.owner, expected, outbox, ex.fence)
+            return await self.writer.write(task, ex.owner, expected, outbox, ex.fence, event)
         except LeaseLostError:
             await self._lease_lost(ex)
             raise _Settled from None

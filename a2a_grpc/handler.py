@@ -332,7 +332,7 @@ class RequestHandler:
         configs = await self.writer.push_configs(owner, task.id)
         outbox = self.writer.outbox(task.id, configs, stored.version + 1, out)
         try:
-            version = await self.writer.write(task, owner, stored.version, outbox)
+            version = await self.writer.write(task, owner, stored.version, outbox, event=out)
         except VersionConflictError:
             return None
         self.bus.publish(task.id, version, out, last=True)

@@ -210,6 +210,15 @@ def _default_store() -> str:
     help="Seconds an execution lease lives without a heartbeat (sent every third of it); "
     "a killed replica's tasks are taken over after it.",
 )
+@click.option(
+    "--event-retention",
+    type=click.FloatRange(0.0),
+    default=3600.0,
+    show_default=True,
+    envvar="A2A_GRPC_EVENT_RETENTION",
+    show_envvar=True,
+    help="Cluster mode: seconds the task-event log keeps the events of a terminal task.",
+)
 def serve(
     agent: str,
     host: str,
@@ -232,12 +241,13 @@ def serve(
     cluster: bool,
     replica_id: str | None,
     lease_ttl: float,
+    event_retention: float,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from a2a_grpc.server import A2AServer, ServerConfig
 
-    cluster_config = _cluster_config(cluster, store_url, replica_id, lease_ttl)
+    cluster_config = _cluster_config(cluster, store_url, replica_id, lease_ttl, event_retention)
     executor, order, store, ext = _load(
         agent, interfaces, store_url, extended_card, cluster=cluster_config is not None
     )
@@ -302,7 +312,7 @@ def _load(
 
 
 def _cluster_config(
-    cluster: bool, store_url: str | None, replica_id: str | None, lease_ttl: float
+    cluster: bool, store_url: str | None, replica_id: str | None, lease_ttl: float, event_retention: float
 ) -> ClusterConfig | None:
     """The cluster settings ``--cluster`` asks for (None without it); a store
     other than PostgreSQL is a one-line ClickException."""
@@ -316,7 +326,7 @@ def _cluster_config(
         )
     from a2a_grpc.cluster.leases import ClusterConfig
 
-    return ClusterConfig(replica_id=replica_id or "", lease_ttl=lease_ttl)
+    return ClusterConfig(replica_id=replica_id or "", lease_ttl=lease_ttl, event_retention=event_retention)
 
 
 def _run(server: object) -> None:

@@ -20,6 +20,10 @@ message to the task is never refused as busy by a lease still held).
   applies the default policy, marking the task FAILED ("execution lost:
   replica … stopped", :mod:`a2a_grpc.cluster.recovery`), then drops the lease.
 
+It also runs the event relay (:mod:`a2a_grpc.cluster.bus`): the handler's
+bus becomes a :class:`~a2a_grpc.cluster.bus.ClusterBus` fed by other replicas'
+committed events, so SubscribeToTask follows a task running anywhere.
+
 A replica killed mid-execution therefore has its tasks FAILED within ``ttl +
 reap_interval`` seconds by any surviving replica, or by itself once it is
 restarted (the reaper runs at start).
@@ -36,6 +40,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from a2a_grpc.cluster.bus import ClusterBus, PgEventRelay
 from a2a_grpc.cluster.recovery import fail_lost_task
 from a2a_grpc.cluster.store import ClusterStore, TakenLease
 from a2a_grpc.drive import Driver, TaskWriter
@@ -62,11 +67,14 @@ class ClusterConfig:
     ``replica_id`` names this replica in leases and status messages (default
     :func:`default_replica_id`); ``lease_ttl`` is how long a lease lives
     without a heartbeat, seconds; ``reap_interval`` how often expired leases
-    are looked for (None: ``lease_ttl / 3``)."""
+    are looked for (None: ``lease_ttl / 3``); ``event_retention`` how long
+    the event log keeps a terminal task's events, seconds (a subscriber
+    never needs them once the task is terminal: it gets the snapshot)."""
 
     replica_id: str = ""
     lease_ttl: float = 10.0
     reap_interval: float | None = None
+    event_retention: float = 3600.0
 
     def __post_init__(self) -> None:
         if not self.replica_id:
@@ -141,6 +149,8 @@ class Cluster:
     def attach(cls, handler: RequestHandler, store: ClusterStore, config: ClusterConfig) -> Cluster:
         """The cluster part of ``handler``'s server: its executions become
         leased ones (the handler must have none running yet)."""
+        bus = ClusterBus(buffer=handler.config.subscriber_buffer)
+        handler.bus = handler.writer.bus = bus
         cluster = cls(config, store, handler.writer, Driver(handler.executor, handler.writer).drive)
         handler.executions = cluster.executions
         return cluster
@@ -150,18 +160,28 @@ class Cluster:
         self.store = store
         self.writer = writer
         self.executions = LeasedExecutions(drive, writer.bus, store, config)
+        self.relay = (
+            PgEventRelay(store, writer.bus, name=config.replica_id)
+            if isinstance(writer.bus, ClusterBus)
+            else None
+        )
         self.reaped = 0
         self._loops: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Reaps what expired while no replica was watching, then starts the
-        heartbeat and reaper loops."""
+        """Listens for other replicas' task events, reaps what expired while
+        no replica was watching, then starts the heartbeat and reaper loops
+        (the reaper also prunes the events of tasks terminal for longer than
+        ``event_retention``)."""
+        if self.relay is not None:
+            await self.relay.start()
         await self.reap()
         loop = asyncio.get_running_loop()
         reap_every = self.config.reap_interval or self.config.lease_ttl / 3
         self._loops = [
             loop.create_task(self._every(self.config.lease_ttl / 3, self.heartbeat), name="a2a-heartbeat"),
             loop.create_task(self._every(reap_every, self.reap), name="a2a-reaper"),
+            loop.create_task(self._every(reap_every * 10, self.prune), name="a2a-event-pruner"),
         ]
 
     async def stop(self) -> None:
@@ -172,6 +192,8 @@ class Cluster:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._loops = []
+        if self.relay is not None:
+            await self.relay.stop()
 
     @staticmethod
     async def _every(seconds: float, step: Callable[[], Awaitable[object]]) -> None:
@@ -200,6 +222,10 @@ class Cluster:
             await self._settle(lease)
         self.reaped += len(taken)
         return len(taken)
+
+    async def prune(self) -> int:
+        """Deletes the events of tasks terminal for over ``event_retention`` seconds."""
+        return await self.store.prune_events(self.config.event_retention)
 
     async def _settle(self, lease: TakenLease) -> None:
         """The default policy for one taken-over lease: an active task

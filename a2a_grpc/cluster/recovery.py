@@ -81,7 +81,7 @@ async def fail_lost_task(
         configs = await writer.push_configs(owner, task.id)
         outbox = writer.outbox(task.id, configs, stored.version + 1, out)
         try:
-            version = await writer.write(task, owner, stored.version, outbox, fence)
+            version = await writer.write(task, owner, stored.version, outbox, fence, out)
         except LeaseLostError:
             raise
         except VersionConflictError:

@@ -9,6 +9,14 @@ fence no longer matches, whether or not anybody wrote the task in between.
 Expiry is in the database's clock (``clock_timestamp()``, seconds), so the
 replicas' clocks never meet.
 
+Every task write also appends the stream event it produced to
+``<prefix>task_events`` (task id, version, event bytes, whether the task is
+terminal after it, commit time) in the same transaction, and sends
+``pg_notify('<prefix>events', 'task:version')``, which PostgreSQL delivers to
+the listening replicas only once the transaction commits
+(:mod:`a2a_grpc.cluster.bus`). Each version of a task has exactly one event
+row, so a reader that knows version V reads the rest with ``version > V``.
+
 Every write of an execution is fenced (:meth:`ClusterStore.check_fence`): its
 transaction first takes the lease row ``FOR SHARE`` at the execution's epoch
 and commits only if it is still there; a takeover updates that row (``FOR
@@ -21,12 +29,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import BigInteger, Column, Double, Sequence, String, Table, text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Double,
+    Index,
+    Integer,
+    LargeBinary,
+    Sequence,
+    String,
+    Table,
+    text,
+)
 from sqlalchemy.engine import Connection
 
 from a2a_grpc.context import Owner
 from a2a_grpc.store.base import Fence, LeaseLostError
 from a2a_grpc.store.sql import SqlTaskStore
+from a2a_grpc.types import is_terminal, pb
 
 __all__ = ["ClusterStore", "TakenLease"]
 
@@ -66,6 +87,32 @@ class ClusterStore(SqlTaskStore):
             Column("epoch", BigInteger(), nullable=False, unique=True),
             Column("expires_at", Double(), nullable=False),
         )
+        self.events = Table(
+            f"{table_prefix}task_events",
+            md,
+            Column("task_id", String(collation="C"), primary_key=True),
+            Column("version", Integer(), primary_key=True),
+            Column("event", LargeBinary(), nullable=False),
+            Column("final", Boolean(), nullable=False),
+            Column("created_at", Double(), nullable=False),
+        )
+        ev = self.events.c
+        Index(f"{table_prefix}task_events_final", ev.created_at, postgresql_where=ev.final)
+        #: The NOTIFY channel of this store's task events.
+        self.channel = f"{table_prefix}events"
+        self._sql_event = text(
+            f"INSERT INTO {self.events.name} (task_id, version, event, final, created_at) "
+            f"VALUES (:task, :version, :event, :final, {_NOW})"
+        )
+        self._sql_notify = text("SELECT pg_notify(:channel, :payload)")
+        self._sql_after = text(
+            f"SELECT version, event, final FROM {self.events.name} "
+            "WHERE task_id = :task AND version > :after ORDER BY version"
+        )
+        self._sql_prune = text(
+            f"DELETE FROM {self.events.name} WHERE task_id IN (SELECT task_id FROM {self.events.name} "
+            f"WHERE final AND created_at < {_NOW} - :age LIMIT :limit)"
+        )
         lt, seq = self.leases.name, self.epochs.name
         self._sql_acquire = text(
             f"INSERT INTO {lt} (task_id, tenant, owner_user, replica, epoch, expires_at) "
@@ -85,6 +132,31 @@ class ClusterStore(SqlTaskStore):
             "RETURNING l.task_id, l.tenant, l.owner_user, expired.replica, l.epoch"
         )
         self._sql_count = text(f"SELECT count(*) FROM {lt}")
+
+    event_log = True
+
+    def log_event(self, conn: Connection, task_id: str, version: int, event: pb.StreamResponse) -> None:
+        """Inside a task write: appends the event and notifies the listening
+        replicas (delivered on commit; payload ``task:version``)."""
+        conn.execute(
+            self._sql_event,
+            {"task": task_id, "version": version, "event": event.SerializeToString(), "final": _final(event)},
+        )
+        conn.execute(self._sql_notify, {"channel": self.channel, "payload": f"{task_id}:{version}"})
+
+    async def events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+        """The logged events of ``task_id`` with versions above ``after``, in
+        version order: (version, event, whether the task is terminal after it)."""
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(self._sql_after, {"task": task_id, "after": after})).all()
+        return [(int(r[0]), pb.StreamResponse.FromString(r[1]), bool(r[2])) for r in rows]
+
+    async def prune_events(self, older_than: float, limit: int = 1000) -> int:
+        """Deletes the events of up to ``limit`` tasks that became terminal
+        more than ``older_than`` seconds ago; returns how many rows went."""
+        async with self._write() as conn:
+            result = await conn.execute(self._sql_prune, {"age": older_than, "limit": limit})
+        return int(result.rowcount or 0)
 
     def check_fence(self, conn: Connection, fence: Fence) -> None:
         """Inside a write transaction: takes ``fence``'s lease row FOR SHARE;
@@ -130,3 +202,13 @@ class ClusterStore(SqlTaskStore):
         """How many leases exist (tests, health)."""
         async with self.engine.connect() as conn:
             return int((await conn.execute(self._sql_count)).scalar_one())
+
+
+def _final(event: pb.StreamResponse) -> bool:
+    """Whether the task is terminal after ``event``."""
+    kind = event.WhichOneof("payload")
+    if kind == "task":
+        return is_terminal(event.task.status.state)
+    if kind == "status_update":
+        return is_terminal(event.status_update.status.state)
+    return False

@@ -164,10 +164,13 @@ class TaskStore(Protocol):
         *,
         outbox: Sequence[OutboxEntry] = (),
         fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
     ) -> int:
         """Replaces the task if its stored version is ``expected_version``;
         returns the new version (``expected_version + 1``). The ``outbox``
-        entries are written in the same transaction.
+        entries are written in the same transaction, and so is ``event`` (the
+        stream event this update produced) in a store that keeps a task-event
+        log (the cluster store; others ignore it).
 
         Raises VersionConflictError otherwise (nothing is written), and its
         subclass LeaseLostError when a ``fence`` is given (cluster-capable

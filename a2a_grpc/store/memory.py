@@ -181,9 +181,11 @@ class InMemoryTaskStore:
         *,
         outbox: Sequence[OutboxEntry] = (),
         fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
     ) -> int:
         """Replaces the task when its version is ``expected_version`` and
-        queues ``outbox``; returns the new version.
+        queues ``outbox``; returns the new version (``event`` is not kept:
+        this store has no event log).
 
         Raises VersionConflictError (writing nothing) when the version moved on
         or the task is missing or not ``owner``'s; ValueError for a ``fence``."""

@@ -5,12 +5,15 @@ The message text picks the behaviour:
 
 - ``steps=N delay=S``: WORKING, then N artifact chunks S seconds apart, then
   COMPLETED (default 3 steps, 0.05 s);
+  with ``stamp=1`` each chunk's text is the time it was yielded
+  (``time.time_ns()``: the cross-replica latency bench);
 - ``ask``: INPUT_REQUIRED at once (an interrupted task, no execution left).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
@@ -41,8 +44,10 @@ class StepsAgent(AgentExecutor):
             return
         params = _params(text)
         steps, delay = int(params.get("steps", "3")), float(params.get("delay", "0.05"))
+        stamp = params.get("stamp") == "1"
         yield ctx.status(pb.TASK_STATE_WORKING)
         for i in range(steps):
             await asyncio.sleep(delay)
-            yield ctx.artifact([f"chunk {i}"], artifact_id="out", append=i > 0, last_chunk=i == steps - 1)
+            text = str(time.time_ns()) if stamp else f"chunk {i}"
+            yield ctx.artifact([text], artifact_id="out", append=i > 0, last_chunk=i == steps - 1)
         yield ctx.status(pb.TASK_STATE_COMPLETED)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import asyncpg
@@ -27,38 +26,13 @@ from a2a_grpc.context import Owner
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.store.base import LeaseLostError
 from a2a_grpc.types import pb
+from tests.cluster.conftest import TTL, cluster_args
 from tests.cluster.replicas import BINDINGS, Replica, drop_database, fresh_database
 from tests.store.storekit import PG_URL, make_task, postgres_skip_reason
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
-TTL = 1.5  # lease TTL of the replicas, seconds (heartbeat and reaper every 0.5 s)
 NOW = pb.SendMessageConfiguration(return_immediately=True)
-
-
-@pytest.fixture(scope="module")
-def database() -> Iterator[str]:
-    reason = asyncio.run(postgres_skip_reason())
-    if reason:
-        pytest.skip(reason)
-    url = asyncio.run(fresh_database(PG_URL))
-    yield url
-    asyncio.run(drop_database(PG_URL, url))
-
-
-@pytest.fixture(scope="module")
-def replicas(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Replica]]:
-    logs = tmp_path_factory.mktemp("replicas")
-    args = ["--store", database, "--cluster", "--lease-ttl", str(TTL)]
-    started: list[Replica] = []
-    try:
-        for name in ("r1", "r2", "r3"):
-            replica = Replica(name, [*args, "--replica-id", name], logs / f"{name}.log")
-            started.append(replica.start())
-        yield started
-    finally:
-        for r in started:
-            r.stop()
 
 
 async def _leases(database: str) -> int:
@@ -154,7 +128,7 @@ async def test_kill_9_takeover(replicas: list[Replica], database: str, tmp_path:
     lease over and the task ends FAILED within TTL + reaper interval."""
     victim = Replica(
         "victim",
-        ["--store", database, "--cluster", "--lease-ttl", str(TTL), "--replica-id", "victim"],
+        cluster_args(database, "victim"),
         tmp_path / "v.log",
     ).start()
     try:
@@ -182,7 +156,7 @@ async def test_frozen_replica_is_fenced_off(replicas: list[Replica], database: s
     once it resumes, none of its writes lands (the version stays)."""
     frozen = Replica(
         "frozen",
-        ["--store", database, "--cluster", "--lease-ttl", str(TTL), "--replica-id", "frozen"],
+        cluster_args(database, "frozen"),
         tmp_path / "f.log",
     ).start()
     try:

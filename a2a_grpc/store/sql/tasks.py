@@ -174,6 +174,8 @@ class SqlTasks(SqlDatabase):
         self._add_counts(
             conn, owner, {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
         )
+        if self.event_log:
+            self.log_event(conn, task.id, 1, pb.StreamResponse(task=task))
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
         """The task and its version, or None when missing or not ``owner``'s.
@@ -204,10 +206,12 @@ class SqlTasks(SqlDatabase):
         *,
         outbox: Sequence[OutboxEntry] = (),
         fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
     ) -> int:
         """``UPDATE ... WHERE id AND version = expected_version``, the count
         changes (when the state or contextId moved) and the ``outbox``
-        inserts, in one transaction; returns the new version.
+        inserts, in one transaction; returns the new version. ``event`` goes
+        to the task-event log of a store that keeps one (:attr:`event_log`).
 
         Raises VersionConflictError (nothing written) when no row matched:
         the version moved on, or the task is missing or not ``owner``'s; with
@@ -221,7 +225,7 @@ class SqlTasks(SqlDatabase):
             "b_expected": expected_version,
         }
         known = self._memory.known(task.id, expected_version, owner.tenant, owner.user)
-        await self._run_write(self._update_tx, task, owner, where, version, data, known, outbox, fence)
+        await self._run_write(self._update_tx, task, owner, where, version, data, known, outbox, fence, event)
         key = (task.id, owner.tenant, owner.user)
         self._memory.record(key, version, task.status.state, task.context_id, data)
         return version
@@ -237,6 +241,7 @@ class SqlTasks(SqlDatabase):
         known: tuple[int, str] | None,
         outbox: Sequence[OutboxEntry],
         fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
     ) -> None:
         """The body of ``update``; ``known`` is the stored (state, contextId)
         at the expected version when remembered, else it is read here."""
@@ -255,6 +260,18 @@ class SqlTasks(SqlDatabase):
         self._add_counts(conn, owner, _count_moves(known, state, context_id))
         if outbox:
             conn.execute(self._st.insert_outbox, pending_rows(outbox, time.time()))
+        if self.event_log:
+            self.log_event(conn, task.id, version, event or pb.StreamResponse(task=task))
+
+    #: Whether this store keeps a task-event log (see :meth:`log_event`).
+    event_log = False
+
+    def log_event(self, conn: Connection, task_id: str, version: int, event: pb.StreamResponse) -> None:
+        """Inside a task write: appends the event that made the task
+        ``version`` to the task-event log (only called when :attr:`event_log`;
+        the cluster store has one). An update given no event logs the task
+        snapshot, as task creation does."""
+        raise NotImplementedError
 
     def check_fence(self, conn: Connection, fence: Fence) -> None:
         """Inside a write transaction: raises LeaseLostError unless ``fence``'s

@@ -1,0 +1,172 @@
+"""The cluster's event bus: task events committed on any replica reach the
+subscribers on every other one, in version order, each exactly once.
+
+The log is the truth (``task_events``, written in the task write's own
+transaction: :mod:`a2a_grpc.cluster.store`); the bus only says *when* to read
+it. :class:`PgEventRelay` listens on the store's PostgreSQL channel; each
+notification (``task:version``, delivered only on commit) of a task that has
+subscribers here makes it read that task's events above the last version
+delivered here and publish them on the local :class:`ClusterBus`. So
+
+- a burst of notifications costs one read per task (reads are serialized per
+  task and coalesced);
+- a notification lost while the listening connection was down costs nothing:
+  on reconnect every followed task is read up from the table;
+- the replica that wrote an event publishes it locally as before; its echo
+  from the channel finds nothing new.
+
+:class:`ClusterBus` is the in-process :class:`~a2a_grpc.events.EventBus` that
+drops an event whose version was already delivered to a task's subscribers,
+so the local publish and the relay never double an event. A subscriber reads
+its snapshot at version V after subscribing and drops events up to V (the
+handler's SubscribeToTask), so it sees the snapshot, then every event > V.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from a2a_grpc.cluster.store import ClusterStore
+from a2a_grpc.events import EventBus, Subscription
+from a2a_grpc.types import pb
+
+__all__ = ["ClusterBus", "PgEventRelay"]
+
+log = logging.getLogger("a2a_grpc.cluster.bus")
+
+
+class ClusterBus(EventBus):
+    """An EventBus that delivers each task version at most once while the
+    task has subscribers here (versions 0 and 1 of a direct reply or an
+    execution that stored nothing are local and always pass)."""
+
+    def __init__(self, *, buffer: int = 1024) -> None:
+        super().__init__(buffer=buffer)
+        self._delivered: dict[str, int] = {}
+
+    def delivered(self, task_id: str) -> int:
+        """The highest version delivered to ``task_id``'s current subscribers (0: none)."""
+        return self._delivered.get(task_id, 0)
+
+    def publish(self, task_id: str, version: int, event: pb.StreamResponse, *, last: bool = False) -> None:
+        """As :meth:`EventBus.publish`, dropping a version already delivered."""
+        if task_id not in self._subs:
+            return
+        kind = event.WhichOneof("payload")
+        if kind is not None and kind != "message":
+            if version <= self._delivered.get(task_id, 0):
+                return
+            self._delivered[task_id] = version
+        super().publish(task_id, version, event, last=last)
+        if task_id not in self._subs:
+            self._delivered.pop(task_id, None)
+
+    def close_all(self) -> None:
+        super().close_all()
+        self._delivered.clear()
+
+    def _remove(self, sub: Subscription) -> None:
+        super()._remove(sub)
+        if sub.task_id not in self._subs:
+            self._delivered.pop(sub.task_id, None)
+
+    def followed(self) -> list[str]:
+        """The tasks that have subscribers here."""
+        return list(self._subs)
+
+
+class PgEventRelay:
+    """Feeds ``bus`` from ``store``'s event log on PostgreSQL LISTEN/NOTIFY.
+
+    ``start`` connects (raises OSError or asyncpg errors when it cannot: the
+    server does not serve without it); a dropped connection is re-established
+    every ``retry_seconds`` and followed tasks are caught up from the table.
+    Its PostgreSQL session is named ``a2a-relay-<name>`` (``application_name``)."""
+
+    def __init__(
+        self, store: ClusterStore, bus: ClusterBus, *, name: str = "", retry_seconds: float = 0.5
+    ) -> None:
+        self.store = store
+        self.name = name
+        self.bus = bus
+        self.retry_seconds = retry_seconds
+        self.connected = asyncio.Event()
+        self._conn: Any = None
+        self._reading: set[str] = set()
+        self._again: set[str] = set()
+        self._keeper: asyncio.Task[None] | None = None
+        self._closing = False
+
+    async def start(self) -> None:
+        """Connects and listens; then keeps the connection up."""
+        await self._connect()
+        self._keeper = asyncio.get_running_loop().create_task(self._keep(), name="a2a-event-relay")
+
+    async def stop(self) -> None:
+        """Stops listening and closes the connection."""
+        self._closing = True
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
+            self._conn = None
+
+    async def _connect(self) -> None:
+        import asyncpg
+
+        url = self.store.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        conn = await asyncpg.connect(
+            url, timeout=10, server_settings={"application_name": f"a2a-relay-{self.name}"[:63]}
+        )
+        conn.add_termination_listener(lambda _c: self.connected.clear())
+        await conn.add_listener(self.store.channel, self._notified)
+        self._conn = conn
+        self.connected.set()
+        for task_id in self.bus.followed():  # what was missed while not listening
+            self._read(task_id)
+
+    async def _keep(self) -> None:
+        while not self._closing:
+            await asyncio.sleep(self.retry_seconds)
+            if self._conn is not None and not self._conn.is_closed() and self.connected.is_set():
+                continue
+            self.connected.clear()
+            try:
+                await self._connect()
+                log.info("event relay: listening again on %s", self.store.channel)
+            except Exception as exc:
+                log.warning("event relay: cannot listen on %s yet: %s", self.store.channel, exc)
+
+    def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        task_id, _, version = payload.rpartition(":")
+        if self.bus.subscriber_count(task_id) and int(version) > self.bus.delivered(task_id):
+            self._read(task_id)
+
+    def _read(self, task_id: str) -> None:
+        """Reads the task's new events, once at a time per task."""
+        if task_id in self._reading:
+            self._again.add(task_id)
+            return
+        self._reading.add(task_id)
+        asyncio.get_running_loop().create_task(self._pump(task_id))
+
+    async def _pump(self, task_id: str) -> None:
+        try:
+            while True:
+                self._again.discard(task_id)
+                after = self.bus.delivered(task_id)
+                if self.bus.subscriber_count(task_id):
+                    for version, event, final in await self.store.events_after(task_id, after):
+                        self.bus.publish(task_id, version, event, last=final)
+                if task_id not in self._again:
+                    return
+        except Exception:
+            log.exception("event relay: cannot read the events of task %s", task_id)
+        finally:
+            self._reading.discard(task_id)

@@ -1,0 +1,43 @@
+"""Fixtures of the cluster tests: per test module, a fresh PostgreSQL
+database and three ``a2a-grpc serve --cluster`` replicas sharing it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from tests.cluster.replicas import Replica, drop_database, fresh_database
+from tests.store.storekit import PG_URL, postgres_skip_reason
+
+TTL = 1.5  # lease TTL of the replicas, seconds (heartbeat and reaper every 0.5 s)
+
+
+def cluster_args(database: str, name: str) -> list[str]:
+    """``a2a-grpc serve`` options of replica ``name`` on ``database``."""
+    return ["--store", database, "--cluster", "--lease-ttl", str(TTL), "--replica-id", name]
+
+
+@pytest.fixture(scope="module")
+def database() -> Iterator[str]:
+    reason = asyncio.run(postgres_skip_reason())
+    if reason:
+        pytest.skip(reason)
+    url = asyncio.run(fresh_database(PG_URL))
+    yield url
+    asyncio.run(drop_database(PG_URL, url))
+
+
+@pytest.fixture(scope="module")
+def replicas(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Replica]]:
+    logs = tmp_path_factory.mktemp("replicas")
+    started: list[Replica] = []
+    try:
+        for name in ("r1", "r2", "r3"):
+            replica = Replica(name, cluster_args(database, name), logs / f"{name}.log")
+            started.append(replica.start())
+        yield started
+    finally:
+        for r in started:
+            r.stop()
