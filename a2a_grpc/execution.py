@@ -130,6 +130,12 @@ class Executions:
             ex.committed.set()
             ex.settled.set()
 
+    async def cancel_elsewhere(self, stored: StoredTask, owner: Owner, grace_seconds: float) -> bool:
+        """Cancels ``stored``'s execution if it runs in another process (cluster
+        mode) and returns True once it ended or was forced to (the caller reads
+        the task again); False when no other process runs it — as always here."""
+        return False
+
     def interrupt(self, ex: Execution, reason: str) -> None:
         """Stops an execution; ``reason`` is "cancel" or "shutdown".
 

@@ -219,6 +219,16 @@ def _default_store() -> str:
     show_envvar=True,
     help="Cluster mode: seconds the task-event log keeps the events of a terminal task.",
 )
+@click.option(
+    "--cancel-grace",
+    type=click.FloatRange(0.0),
+    default=5.0,
+    show_default=True,
+    envvar="A2A_GRPC_CANCEL_GRACE",
+    show_envvar=True,
+    help="Seconds CancelTask waits for the agent to stop; in cluster mode, after that it forces CANCELED "
+    "on a task another replica runs.",
+)
 def serve(
     agent: str,
     host: str,
@@ -242,6 +252,7 @@ def serve(
     replica_id: str | None,
     lease_ttl: float,
     event_retention: float,
+    cancel_grace: float,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -272,7 +283,7 @@ def serve(
         grace_seconds=grace,
         freeze_gc=True,
         interface_order=order,
-        handler=HandlerConfig(strict_version=strict_version),
+        handler=HandlerConfig(strict_version=strict_version, cancel_grace_seconds=cancel_grace),
         cluster=cluster_config,
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)

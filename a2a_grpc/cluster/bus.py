@@ -15,6 +15,10 @@ delivered here and publish them on the local :class:`ClusterBus`. So
 - the replica that wrote an event publishes it locally as before; its echo
   from the channel finds nothing new.
 
+The same connection listens on the control channel (``cancel:<task id>``):
+CancelTask on one replica interrupts the execution on the replica holding
+the task's lease (:meth:`~a2a_grpc.cluster.leases.LeasedExecutions.cancel_elsewhere`).
+
 :class:`ClusterBus` is the in-process :class:`~a2a_grpc.events.EventBus` that
 drops an event whose version was already delivered to a task's subscribers,
 so the local publish and the relay never double an event. A subscriber reads
@@ -27,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from a2a_grpc.cluster.store import ClusterStore
@@ -99,6 +104,8 @@ class PgEventRelay:
         self._again: set[str] = set()
         self._keeper: asyncio.Task[None] | None = None
         self._closing = False
+        #: Called with a task id when another replica asks this one to cancel it.
+        self.on_cancel: Callable[[str], None] | None = None
 
     async def start(self) -> None:
         """Connects and listens; then keeps the connection up."""
@@ -126,6 +133,7 @@ class PgEventRelay:
         )
         conn.add_termination_listener(lambda _c: self.connected.clear())
         await conn.add_listener(self.store.channel, self._notified)
+        await conn.add_listener(self.store.control_channel, self._control)
         self._conn = conn
         self.connected.set()
         for task_id in self.bus.followed():  # what was missed while not listening
@@ -147,6 +155,11 @@ class PgEventRelay:
         task_id, _, version = payload.rpartition(":")
         if self.bus.subscriber_count(task_id) and int(version) > self.bus.delivered(task_id):
             self._read(task_id)
+
+    def _control(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        verb, _, task_id = payload.partition(":")
+        if verb == "cancel" and self.on_cancel is not None:
+            self.on_cancel(task_id)
 
     def _read(self, task_id: str) -> None:
         """Reads the task's new events, once at a time per task."""

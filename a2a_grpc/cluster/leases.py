@@ -43,12 +43,14 @@ from dataclasses import dataclass
 from a2a_grpc.cluster.bus import ClusterBus, PgEventRelay
 from a2a_grpc.cluster.recovery import fail_lost_task
 from a2a_grpc.cluster.store import ClusterStore, TakenLease
+from a2a_grpc.context import Owner
 from a2a_grpc.drive import Driver, TaskWriter
-from a2a_grpc.events import EventBus
+from a2a_grpc.events import Subscription
 from a2a_grpc.execution import Drive, Execution, Executions, busy_error
 from a2a_grpc.executor import ExecutorContext
 from a2a_grpc.handler import RequestHandler
-from a2a_grpc.store.base import LeaseLostError
+from a2a_grpc.store.base import LeaseLostError, StoredTask
+from a2a_grpc.types import is_terminal
 
 __all__ = ["Cluster", "ClusterConfig", "LeasedExecutions", "default_replica_id"]
 
@@ -86,8 +88,9 @@ class ClusterConfig:
 class LeasedExecutions(Executions):
     """Executions whose ``start`` takes the task's lease cluster-wide."""
 
-    def __init__(self, drive: Drive, bus: EventBus, store: ClusterStore, config: ClusterConfig) -> None:
-        super().__init__(self._leased(drive), bus)
+    def __init__(self, drive: Drive, writer: TaskWriter, store: ClusterStore, config: ClusterConfig) -> None:
+        super().__init__(self._leased(drive), writer.bus)
+        self.writer = writer
         self.store = store
         self.config = config
         #: lease epoch → execution, for the heartbeat.
@@ -138,6 +141,54 @@ class LeasedExecutions(Executions):
 
         await super().start(ex, leased_prepare, stream=stream)
 
+    def cancel_here(self, task_id: str) -> None:
+        """Another replica asked for ``task_id`` to be canceled: interrupts its
+        execution here, if any (the agent gets CancelledError; the drive loop
+        writes CANCELED)."""
+        ex = self.get(task_id)
+        if ex is not None and ex.cancel_reason is None:
+            self.interrupt(ex, "cancel")
+
+    async def cancel_elsewhere(self, stored: StoredTask, owner: Owner, grace_seconds: float) -> bool:
+        """CancelTask of a task whose lease another replica holds: asks it over
+        the control channel, waits up to ``grace_seconds`` for the task to end,
+        then forces CANCELED (taking the lease over: the holder's later writes
+        are fenced off). False when no replica holds the task's lease."""
+        task_id = stored.task.id
+        if await self.store.lease_holder(task_id) is None:
+            return False
+        sub = self._bus.subscribe(task_id)
+        try:
+            await self.store.send_control(f"cancel:{task_id}")
+            fresh = await self.store.get(task_id, owner)  # it may have ended before the subscription
+            if fresh is not None and not is_terminal(fresh.task.status.state):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(_drain(sub), grace_seconds)
+        finally:
+            sub.close()
+        fresh = await self.store.get(task_id, owner)
+        if fresh is not None and not is_terminal(fresh.task.status.state):
+            await self._force_cancel(fresh, owner, grace_seconds)
+        return True
+
+    async def _force_cancel(self, stored: StoredTask, owner: Owner, grace_seconds: float) -> None:
+        fence = await self.store.steal_lease(stored.task.id, self.config.replica_id, self.config.lease_ttl)
+        if fence is None:
+            return  # the execution ended meanwhile: the caller reads the task again
+        why = f"canceled at the client's request (replica {self.config.replica_id} forced it: "
+        why += f"the execution did not stop within {grace_seconds:g} s)"
+        log.warning("task %s: %s", stored.task.id, why)
+        try:
+            await fail_lost_task(self.writer, owner, stored, why, fence=fence, canceled=True)
+        except LeaseLostError:
+            return
+        await self.store.release_lease(fence)
+
+
+async def _drain(sub: Subscription) -> None:
+    async for _event in sub:
+        pass
+
 
 class Cluster:
     """This replica's part of the cluster: the leased executions, the
@@ -159,7 +210,7 @@ class Cluster:
         self.config = config
         self.store = store
         self.writer = writer
-        self.executions = LeasedExecutions(drive, writer.bus, store, config)
+        self.executions = LeasedExecutions(drive, writer, store, config)
         self.relay = (
             PgEventRelay(store, writer.bus, name=config.replica_id)
             if isinstance(writer.bus, ClusterBus)
@@ -174,6 +225,7 @@ class Cluster:
         (the reaper also prunes the events of tasks terminal for longer than
         ``event_retention``)."""
         if self.relay is not None:
+            self.relay.on_cancel = self.executions.cancel_here
             await self.relay.start()
         await self.reap()
         loop = asyncio.get_running_loop()

@@ -47,24 +47,33 @@ class ActiveTaskScan(Protocol):
         """Up to ``limit`` SUBMITTED or WORKING tasks, by id, after ``after``."""
 
 
-def lost_event(task: pb.Task, why: str) -> pb.TaskStatusUpdateEvent:
-    """The status update that ends a task whose execution was lost: FAILED,
-    with an agent message ``execution lost: <why>``."""
-    status = pb.TaskStatus(state=pb.TASK_STATE_FAILED, timestamp=now_timestamp())
+def lost_event(
+    task: pb.Task, why: str, *, state: int = pb.TASK_STATE_FAILED, prefix: str = "execution lost: "
+) -> pb.TaskStatusUpdateEvent:
+    """The status update that ends a task whose execution was lost: FAILED
+    (or ``state``), with an agent message ``execution lost: <why>`` (or
+    ``prefix`` + ``why``)."""
+    status = pb.TaskStatus(state=state, timestamp=now_timestamp())  # type: ignore[arg-type]
     status.message.CopyFrom(
         pb.Message(
             message_id=new_id(),
             context_id=task.context_id,
             task_id=task.id,
             role=pb.ROLE_AGENT,
-            parts=[pb.Part(text=f"execution lost: {why}")],
+            parts=[pb.Part(text=prefix + why)],
         )
     )
     return pb.TaskStatusUpdateEvent(task_id=task.id, context_id=task.context_id, status=status)
 
 
 async def fail_lost_task(
-    writer: TaskWriter, owner: Owner, stored: StoredTask, why: str, *, fence: Fence | None = None
+    writer: TaskWriter,
+    owner: Owner,
+    stored: StoredTask,
+    why: str,
+    *,
+    fence: Fence | None = None,
+    canceled: bool = False,
 ) -> StoredTask | None:
     """Makes ``stored`` FAILED (``execution lost: why``) with its push
     notifications, and publishes the update to this process's subscribers.
@@ -73,11 +82,17 @@ async def fail_lost_task(
     writer got there first: the compare-and-swap failed and a fresh read shows
     a terminal or interrupted task). In cluster mode the write is fenced by
     the lease the reaper took over (``fence``; LeaseLostError when that lease
-    was lost in turn)."""
+    was lost in turn). With ``canceled`` the task becomes CANCELED with the
+    status message ``why`` instead (a cancel forced on another replica's
+    execution)."""
     for _attempt in range(3):
         if stored.task.status.state not in _ACTIVE:
             return None
-        task, out = apply_event(stored.task, lost_event(stored.task, why))
+        if canceled:
+            end = lost_event(stored.task, why, state=pb.TASK_STATE_CANCELED, prefix="")
+        else:
+            end = lost_event(stored.task, why)
+        task, out = apply_event(stored.task, end)
         configs = await writer.push_configs(owner, task.id)
         outbox = writer.outbox(task.id, configs, stored.version + 1, out)
         try:

@@ -132,6 +132,13 @@ class ClusterStore(SqlTaskStore):
             "RETURNING l.task_id, l.tenant, l.owner_user, expired.replica, l.epoch"
         )
         self._sql_count = text(f"SELECT count(*) FROM {lt}")
+        self._sql_steal = text(
+            f"UPDATE {lt} SET replica = :replica, epoch = nextval('{seq}'), expires_at = {_NOW} + :ttl "
+            "WHERE task_id = :task RETURNING epoch"
+        )
+        self._sql_holder = text(f"SELECT replica FROM {lt} WHERE task_id = :task")
+        #: The NOTIFY channel of control messages between replicas ("cancel:<task id>").
+        self.control_channel = f"{table_prefix}control"
 
     event_log = True
 
@@ -197,6 +204,26 @@ class ClusterStore(SqlTaskStore):
         async with self._write() as conn:
             rows = (await conn.execute(self._sql_take, params)).all()
         return [TakenLease(Owner(r[1], r[2]), r[3], Fence(r[0], int(r[4]))) for r in rows]
+
+    async def lease_holder(self, task_id: str) -> str | None:
+        """The replica holding ``task_id``'s lease, or None."""
+        async with self.engine.connect() as conn:
+            return (await conn.execute(self._sql_holder, {"task": task_id})).scalar_one_or_none()
+
+    async def steal_lease(self, task_id: str, replica: str, ttl: float) -> Fence | None:
+        """Takes ``task_id``'s lease from whoever holds it, expired or not (a
+        new epoch: the holder's fenced writes fail from this commit on); None
+        when the task has no lease. Used to force a cancel the holder did not
+        answer."""
+        params = {"task": task_id, "replica": replica, "ttl": ttl}
+        async with self._write() as conn:
+            epoch = (await conn.execute(self._sql_steal, params)).scalar_one_or_none()
+        return None if epoch is None else Fence(task_id, int(epoch))
+
+    async def send_control(self, message: str) -> None:
+        """NOTIFY the replicas' relays on the control channel."""
+        async with self._write() as conn:
+            await conn.execute(self._sql_notify, {"channel": self.control_channel, "payload": message})
 
     async def lease_count(self) -> int:
         """How many leases exist (tests, health)."""

@@ -13,11 +13,14 @@ The message text picks the behaviour:
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.types import Event, pb
+
+log = logging.getLogger("steps")
 
 
 def _params(text: str) -> dict[str, str]:
@@ -46,8 +49,14 @@ class StepsAgent(AgentExecutor):
         steps, delay = int(params.get("steps", "3")), float(params.get("delay", "0.05"))
         stamp = params.get("stamp") == "1"
         yield ctx.status(pb.TASK_STATE_WORKING)
-        for i in range(steps):
-            await asyncio.sleep(delay)
-            text = str(time.time_ns()) if stamp else f"chunk {i}"
-            yield ctx.artifact([text], artifact_id="out", append=i > 0, last_chunk=i == steps - 1)
+        try:
+            for i in range(steps):
+                await asyncio.sleep(delay)
+                text = str(time.time_ns()) if stamp else f"chunk {i}"
+                yield ctx.artifact([text], artifact_id="out", append=i > 0, last_chunk=i == steps - 1)
+        except (asyncio.CancelledError, GeneratorExit) as stop:
+            # CancelledError while it awaits; GeneratorExit when the
+            # interruption came while the server applied its last event.
+            log.warning("agent stopped by %s on task %s", type(stop).__name__, ctx.task_id)
+            raise
         yield ctx.status(pb.TASK_STATE_COMPLETED)

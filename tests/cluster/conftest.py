@@ -12,11 +12,15 @@ from tests.cluster.replicas import Replica, drop_database, fresh_database
 from tests.store.storekit import PG_URL, postgres_skip_reason
 
 TTL = 1.5  # lease TTL of the replicas, seconds (heartbeat and reaper every 0.5 s)
+CANCEL_GRACE = 1.0  # seconds CancelTask waits for another replica's execution before forcing
 
 
 def cluster_args(database: str, name: str) -> list[str]:
     """``a2a-grpc serve`` options of replica ``name`` on ``database``."""
-    return ["--store", database, "--cluster", "--lease-ttl", str(TTL), "--replica-id", name]
+    return [
+        *("--store", database, "--cluster", "--lease-ttl", str(TTL), "--replica-id", name),
+        *("--cancel-grace", str(CANCEL_GRACE)),
+    ]
 
 
 @pytest.fixture(scope="module")

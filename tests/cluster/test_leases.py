@@ -106,21 +106,60 @@ async def test_interrupted_task_continues_on_another_replica(replicas: list[Repl
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
-async def test_cancel_on_another_replica(replicas: list[Replica], database: str, binding: str) -> None:
-    r1, r2, r3 = replicas
-    c1, c2 = await r1.client(binding), await r2.client(binding)
+async def test_cancel_on_another_replica(replicas: list[Replica], binding: str) -> None:
+    """CancelTask on r3 of a task running on r1: r1's agent is interrupted at
+    once (it sees CancelledError) and r1 writes CANCELED; the call returns it."""
+    r1, _, r3 = replicas
+    c1, c3 = await r1.client(binding), await r3.client(binding)
     try:
         task = (await c1.send_message("steps=100 delay=0.05", configuration=NOW)).task
         await _wait_state(r3, task.id, {pb.TASK_STATE_WORKING}, 5)
-        canceled = await c2.cancel_task(task.id)
+        began = time.monotonic()
+        canceled = await c3.cancel_task(task.id)
+        took = time.monotonic() - began
         assert canceled.status.state == pb.TASK_STATE_CANCELED
-        await asyncio.sleep(0.3)  # r1's execution notices at its next write and stops
+        assert canceled.status.message.parts[0].text == "canceled at the client's request"
+        assert took < 1.0, took
+        await asyncio.sleep(0.3)
         after = await _wait_state(r3, task.id, set(), 0)
-        assert after.status.state == pb.TASK_STATE_CANCELED
         assert after == canceled  # r1 wrote nothing more
+        assert f"agent stopped by CancelledError on task {task.id}" in r1.log.read_text() or (
+            f"agent stopped by GeneratorExit on task {task.id}" in r1.log.read_text()
+        )
     finally:
         await c1.close()
-        await c2.close()
+        await c3.close()
+
+
+async def test_cancel_while_the_runner_is_frozen(
+    replicas: list[Replica], database: str, tmp_path: Path
+) -> None:
+    """The replica running the task is frozen (SIGSTOP): after the grace
+    period the canceller forces CANCELED, and once the frozen replica resumes
+    none of its writes lands."""
+    frozen = Replica("frozen-c", cluster_args(database, "frozen-c"), tmp_path / "fc.log").start()
+    try:
+        cf = await frozen.client()
+        try:
+            task = (await cf.send_message("steps=400 delay=0.01", configuration=NOW)).task
+        finally:
+            await cf.close()
+        await _wait_state(replicas[1], task.id, {pb.TASK_STATE_WORKING}, 5)
+        assert frozen.proc is not None
+        frozen.proc.send_signal(signal.SIGSTOP)
+        c2 = await replicas[1].client("rest")
+        try:
+            canceled = await c2.cancel_task(task.id)
+        finally:
+            frozen.proc.send_signal(signal.SIGCONT)
+            await c2.close()
+        assert canceled.status.state == pb.TASK_STATE_CANCELED
+        assert "replica r2 forced it" in canceled.status.message.parts[0].text
+        await asyncio.sleep(1.0)  # the resumed replica tries to go on writing
+        assert await _wait_state(replicas[0], task.id, set(), 0) == canceled
+        assert "execution lease lost" in frozen.log.read_text() or "taken over" in frozen.log.read_text()
+    finally:
+        frozen.stop()
 
 
 async def test_kill_9_takeover(replicas: list[Replica], database: str, tmp_path: Path) -> None:
