@@ -259,9 +259,7 @@ def serve(
     from a2a_grpc.server import A2AServer, ServerConfig
 
     cluster_config = _cluster_config(cluster, store_url, replica_id, lease_ttl, event_retention)
-    executor, order, store, ext = _load(
-        agent, interfaces, store_url, extended_card, cluster=cluster_config is not None
-    )
+    executor, order, store, ext = _load(agent, interfaces, store_url, extended_card, cluster=cluster_config)
     dispatcher = None
     if push:
         from a2a_grpc.push import PushDispatcher
@@ -294,7 +292,12 @@ def serve(
 
 
 def _load(
-    agent: str, interfaces: str, store_url: str | None, extended_card: Path | None, *, cluster: bool = False
+    agent: str,
+    interfaces: str,
+    store_url: str | None,
+    extended_card: Path | None,
+    *,
+    cluster: ClusterConfig | None = None,
 ) -> tuple[AgentExecutor, list[str], Store, pb.AgentCard | None]:
     """The agent, the interface order, the store (the cluster store with
     ``cluster``) and the extended card the options name; a bad option is a
@@ -308,10 +311,10 @@ def _load(
         unknown = [b for b in order if b not in BINDINGS]
         if unknown:
             raise ValueError(f"unknown interface(s) {', '.join(unknown)}; choose from {', '.join(BINDINGS)}")
-        if cluster and store_url:
+        if cluster is not None and store_url:
             from a2a_grpc.cluster.store import ClusterStore
 
-            store: Store = ClusterStore(store_url)
+            store: Store = ClusterStore(store_url, idle_transaction_timeout=cluster.lease_ttl)
         else:
             store = open_store(store_url or _default_store())
         ext = None

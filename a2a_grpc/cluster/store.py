@@ -18,10 +18,12 @@ the listening replicas only once the transaction commits
 row, so a reader that knows version V reads the rest with ``version > V``.
 
 Every write of an execution is fenced (:meth:`ClusterStore.check_fence`): its
-transaction first takes the lease row ``FOR SHARE`` at the execution's epoch
-and commits only if it is still there; a takeover updates that row (``FOR
-UPDATE``), so the two serialize and no write of the old holder commits after
-the takeover did.
+transaction first takes the lease row ``FOR KEY SHARE`` at the execution's
+epoch and commits only if it is still there; a takeover changes the row's
+epoch (a unique column, so it needs the row's ``FOR UPDATE`` lock), so the two
+serialize and no write of the old holder commits after the takeover did. A
+heartbeat changes only the expiry (``FOR NO KEY UPDATE``), which never waits
+for the fenced writes in flight.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from a2a_grpc.context import Owner
 from a2a_grpc.store.base import Fence, LeaseLostError
@@ -66,11 +69,21 @@ class TakenLease:
 
 class ClusterStore(SqlTaskStore):
     """:class:`~a2a_grpc.store.sql.SqlTaskStore` on PostgreSQL with the
-    lease table; raises ValueError for any other database (SQLite is one
-    process: it has no cluster mode)."""
+    lease table and the task-event log; raises ValueError for any other
+    database (SQLite is one process: it has no cluster mode).
+    ``idle_transaction_timeout`` (seconds; the lease TTL in ``a2a-grpc serve``)
+    bounds how long a frozen replica's open transaction may hold its locks."""
 
-    def __init__(self, url: str, *, table_prefix: str = "a2a_", echo: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        table_prefix: str = "a2a_",
+        echo: bool = False,
+        idle_transaction_timeout: float = 10.0,
+    ) -> None:
         super().__init__(url, table_prefix=table_prefix, echo=echo)
+        self.idle_transaction_timeout = idle_transaction_timeout
         if self._is_sqlite:
             raise ValueError("cluster mode needs PostgreSQL: SQLite serves one process only")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", table_prefix):
@@ -123,7 +136,7 @@ class ClusterStore(SqlTaskStore):
             f"UPDATE {lt} SET expires_at = {_NOW} + :ttl WHERE epoch = ANY(:epochs) RETURNING epoch"
         )
         self._sql_release = text(f"DELETE FROM {lt} WHERE task_id = :task AND epoch = :epoch")
-        self._sql_fence = text(f"SELECT 1 FROM {lt} WHERE task_id = :task AND epoch = :epoch FOR SHARE")
+        self._sql_fence = text(f"SELECT 1 FROM {lt} WHERE task_id = :task AND epoch = :epoch FOR KEY SHARE")
         self._sql_take = text(
             f"WITH expired AS (SELECT task_id, replica FROM {lt} WHERE expires_at < {_NOW} "
             "ORDER BY expires_at LIMIT :limit FOR UPDATE SKIP LOCKED) "
@@ -165,8 +178,21 @@ class ClusterStore(SqlTaskStore):
             result = await conn.execute(self._sql_prune, {"age": older_than, "limit": limit})
         return int(result.rowcount or 0)
 
+    async def _create_engine(self) -> AsyncEngine:
+        """The PostgreSQL pool, its sessions ended by the server when they sit
+        idle inside a transaction for ``idle_transaction_timeout`` seconds: a
+        replica frozen mid-write (SIGSTOP, a long GC pause) must not hold the
+        lease row it locked, or nobody could take its lease over."""
+        ms = str(max(1, int(self.idle_transaction_timeout * 1000)))
+        return create_async_engine(
+            self.url,
+            echo=self._echo,
+            pool_pre_ping=True,
+            connect_args={"server_settings": {"idle_in_transaction_session_timeout": ms}},
+        )
+
     def check_fence(self, conn: Connection, fence: Fence) -> None:
-        """Inside a write transaction: takes ``fence``'s lease row FOR SHARE;
+        """Inside a write transaction: takes ``fence``'s lease row FOR KEY SHARE;
         raises LeaseLostError (rolling the write back) when the task's lease
         no longer has that epoch."""
         row = conn.execute(self._sql_fence, {"task": fence.task_id, "epoch": fence.epoch}).first()

@@ -11,7 +11,7 @@ import pytest
 from tests.cluster.replicas import Replica, drop_database, fresh_database
 from tests.store.storekit import PG_URL, postgres_skip_reason
 
-TTL = 1.5  # lease TTL of the replicas, seconds (heartbeat and reaper every 0.5 s)
+TTL = 2.0  # lease TTL of the replicas, seconds (heartbeat and reaper every third of it)
 CANCEL_GRACE = 1.0  # seconds CancelTask waits for another replica's execution before forcing
 
 
