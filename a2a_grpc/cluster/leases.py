@@ -200,6 +200,7 @@ class Cluster:
     def attach(cls, handler: RequestHandler, store: ClusterStore, config: ClusterConfig) -> Cluster:
         """The cluster part of ``handler``'s server: its executions become
         leased ones (the handler must have none running yet)."""
+        store.claimant = config.replica_id
         bus = ClusterBus(buffer=handler.config.subscriber_buffer)
         handler.bus = handler.writer.bus = bus
         cluster = cls(config, store, handler.writer, Driver(handler.executor, handler.writer).drive)

@@ -17,6 +17,13 @@ the listening replicas only once the transaction commits
 (:mod:`a2a_grpc.cluster.bus`). Each version of a task has exactly one event
 row, so a reader that knows version V reads the rest with ``version > V``.
 
+Push delivery is claimed per (task, config) pair in ``<prefix>push_claims``
+(:meth:`ClusterStore.outbox_due`): every replica runs a dispatcher, and a
+pair's rows go out from the one replica holding its claim, in outbox order;
+the claim is renewed by each read and dropped when the pair has nothing
+pending. The claim of a replica that died expires and another replica sends
+what it left unmarked again, with the same ``A2A-Notification-Id``.
+
 Every write of an execution is fenced (:meth:`ClusterStore.check_fence`): its
 transaction first takes the lease row ``FOR KEY SHARE`` at the execution's
 epoch and commits only if it is still there; a takeover changes the row's
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -48,7 +56,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from a2a_grpc.context import Owner
-from a2a_grpc.store.base import Fence, LeaseLostError
+from a2a_grpc.store.base import Fence, LeaseLostError, OutboxEntry, OutboxRecord
 from a2a_grpc.store.sql import SqlTaskStore
 from a2a_grpc.types import is_terminal, pb
 
@@ -126,6 +134,26 @@ class ClusterStore(SqlTaskStore):
             f"DELETE FROM {self.events.name} WHERE task_id IN (SELECT task_id FROM {self.events.name} "
             f"WHERE final AND created_at < {_NOW} - :age LIMIT :limit)"
         )
+        self.push_claims = Table(
+            f"{table_prefix}push_claims",
+            md,
+            Column("task_id", String(collation="C"), primary_key=True),
+            Column("config_id", String(collation="C"), primary_key=True),
+            Column("replica", String(), nullable=False),
+            Column("until", Double(), nullable=False),
+        )
+        #: This replica's name on the push claims it takes (set by the cluster).
+        self.claimant = ""
+        #: How long a push claim lives unless renewed, seconds.
+        self.push_claim_seconds = 60.0
+        self._sql_claim = self._claim_statement()
+        self._sql_unclaim = text(
+            f"DELETE FROM {self.push_claims.name} c USING {self.schema.outbox.name} o "
+            "WHERE o.seq = :seq AND c.task_id = o.task_id AND c.config_id = o.config_id "
+            "AND c.replica = :replica AND NOT EXISTS (SELECT 1 FROM "
+            f"{self.schema.outbox.name} p WHERE p.task_id = o.task_id AND p.config_id = o.config_id "
+            "AND p.state = 'pending')"
+        )
         lt, seq = self.leases.name, self.epochs.name
         self._sql_acquire = text(
             f"INSERT INTO {lt} (task_id, tenant, owner_user, replica, epoch, expires_at) "
@@ -177,6 +205,56 @@ class ClusterStore(SqlTaskStore):
         async with self._write() as conn:
             result = await conn.execute(self._sql_prune, {"age": older_than, "limit": limit})
         return int(result.rowcount or 0)
+
+    def _claim_statement(self) -> Any:
+        """Claims the (task, config) pairs that have due rows and no live
+        claim of another replica, then reads the due rows of the pairs this
+        replica holds: one replica delivers a pair at a time, in order."""
+        o, c = self.schema.outbox.name, self.push_claims.name
+        return text(
+            f"WITH due AS (SELECT DISTINCT task_id, config_id FROM {o} "
+            "WHERE state = 'pending' AND next_attempt_at <= :now ORDER BY task_id, config_id LIMIT :limit), "
+            f"held AS (INSERT INTO {c} (task_id, config_id, replica, until) "
+            f"SELECT task_id, config_id, :replica, {_NOW} + :ttl FROM due "
+            f"ON CONFLICT (task_id, config_id) DO UPDATE SET replica = :replica, until = {_NOW} + :ttl "
+            f"WHERE {c}.replica = :replica OR {c}.until < {_NOW} RETURNING task_id, config_id) "
+            f"SELECT o.seq, o.task_id, o.config_id, o.event_id, o.payload, o.attempts, o.next_attempt_at, "
+            f"o.state, o.last_error FROM {o} o JOIN held h ON o.task_id = h.task_id "
+            "AND o.config_id = h.config_id WHERE o.state = 'pending' AND o.next_attempt_at <= :now "
+            "ORDER BY o.seq LIMIT :limit"
+        )
+
+    async def outbox_due(self, now: float, limit: int) -> list[OutboxRecord]:
+        """Due rows of the (task, config) pairs this replica claims (see the
+        module docstring): a pair claimed by a live other replica is left to
+        it; the claim of a dead one expires after ``push_claim_seconds`` and
+        its unmarked rows are sent again, with the same notification ids."""
+        params = {"now": now, "limit": limit, "replica": self.claimant, "ttl": self.push_claim_seconds}
+        async with self._write() as conn:
+            rows = (await conn.execute(self._sql_claim, params)).all()
+        return [
+            OutboxRecord(
+                seq=r[0],
+                entry=OutboxEntry(task_id=r[1], config_id=r[2], event_id=r[3], payload=bytes(r[4])),
+                attempts=r[5],
+                next_attempt_at=r[6],
+                state=r[7],
+                last_error=r[8],
+            )
+            for r in rows
+        ]
+
+    async def outbox_mark(
+        self, seq: int, *, state: str, attempts: int, next_attempt_at: float, last_error: str = ""
+    ) -> None:
+        """As the SQL store's, then drops this replica's claim of the row's
+        pair once the pair has no pending row left."""
+        await super().outbox_mark(
+            seq, state=state, attempts=attempts, next_attempt_at=next_attempt_at, last_error=last_error
+        )
+        if state != "pending":
+            async with self._write() as conn:
+                await conn.execute(self._sql_unclaim, {"seq": seq, "replica": self.claimant})
 
     async def _create_engine(self) -> AsyncEngine:
         """The PostgreSQL pool, its sessions ended by the server when they sit

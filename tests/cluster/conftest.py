@@ -34,12 +34,16 @@ def database() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def replicas(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Replica]]:
+def replicas(
+    database: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[list[Replica]]:
+    """Three replicas; a module's ``REPLICA_ARGS`` are added to their options."""
     logs = tmp_path_factory.mktemp("replicas")
+    extra = list(getattr(request.module, "REPLICA_ARGS", []))
     started: list[Replica] = []
     try:
         for name in ("r1", "r2", "r3"):
-            replica = Replica(name, cluster_args(database, name), logs / f"{name}.log")
+            replica = Replica(name, [*cluster_args(database, name), *extra], logs / f"{name}.log")
             started.append(replica.start())
         yield started
     finally:
