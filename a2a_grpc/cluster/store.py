@@ -47,6 +47,7 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
+    MetaData,
     Sequence,
     String,
     Table,
@@ -75,6 +76,44 @@ class TakenLease:
     fence: Fence
 
 
+def _leases_table(md: MetaData, prefix: str) -> Table:
+    return Table(
+        f"{prefix}leases",
+        md,
+        Column("task_id", String(collation="C"), primary_key=True),
+        Column("tenant", String(), nullable=False),
+        Column("owner_user", String(), nullable=False),
+        Column("replica", String(), nullable=False),
+        Column("epoch", BigInteger(), nullable=False, unique=True),
+        Column("expires_at", Double(), nullable=False),
+    )
+
+
+def _events_table(md: MetaData, prefix: str) -> Table:
+    events = Table(
+        f"{prefix}task_events",
+        md,
+        Column("task_id", String(collation="C"), primary_key=True),
+        Column("version", Integer(), primary_key=True),
+        Column("event", LargeBinary(), nullable=False),
+        Column("final", Boolean(), nullable=False),
+        Column("created_at", Double(), nullable=False),
+    )
+    Index(f"{prefix}task_events_final", events.c.created_at, postgresql_where=events.c.final)
+    return events
+
+
+def _claims_table(md: MetaData, prefix: str) -> Table:
+    return Table(
+        f"{prefix}push_claims",
+        md,
+        Column("task_id", String(collation="C"), primary_key=True),
+        Column("config_id", String(collation="C"), primary_key=True),
+        Column("replica", String(), nullable=False),
+        Column("until", Double(), nullable=False),
+    )
+
+
 class ClusterStore(SqlTaskStore):
     """:class:`~a2a_grpc.store.sql.SqlTaskStore` on PostgreSQL with the
     lease table and the task-event log; raises ValueError for any other
@@ -98,54 +137,19 @@ class ClusterStore(SqlTaskStore):
             raise ValueError(f"table prefix {table_prefix!r} must be a plain SQL identifier")
         md = self.schema.metadata
         self.epochs = Sequence(f"{table_prefix}lease_epoch", metadata=md)
-        self.leases = Table(
-            f"{table_prefix}leases",
-            md,
-            Column("task_id", String(collation="C"), primary_key=True),
-            Column("tenant", String(), nullable=False),
-            Column("owner_user", String(), nullable=False),
-            Column("replica", String(), nullable=False),
-            Column("epoch", BigInteger(), nullable=False, unique=True),
-            Column("expires_at", Double(), nullable=False),
-        )
-        self.events = Table(
-            f"{table_prefix}task_events",
-            md,
-            Column("task_id", String(collation="C"), primary_key=True),
-            Column("version", Integer(), primary_key=True),
-            Column("event", LargeBinary(), nullable=False),
-            Column("final", Boolean(), nullable=False),
-            Column("created_at", Double(), nullable=False),
-        )
-        ev = self.events.c
-        Index(f"{table_prefix}task_events_final", ev.created_at, postgresql_where=ev.final)
+        self.leases = _leases_table(md, table_prefix)
+        self.events = _events_table(md, table_prefix)
+        self.push_claims = _claims_table(md, table_prefix)
         #: The NOTIFY channel of this store's task events.
         self.channel = f"{table_prefix}events"
-        self._sql_event = text(
-            f"INSERT INTO {self.events.name} (task_id, version, event, final, created_at) "
-            f"VALUES (:task, :version, :event, :final, {_NOW})"
-        )
-        self._sql_notify = text("SELECT pg_notify(:channel, :payload)")
-        self._sql_after = text(
-            f"SELECT version, event, final FROM {self.events.name} "
-            "WHERE task_id = :task AND version > :after ORDER BY version"
-        )
-        self._sql_prune = text(
-            f"DELETE FROM {self.events.name} WHERE task_id IN (SELECT task_id FROM {self.events.name} "
-            f"WHERE final AND created_at < {_NOW} - :age LIMIT :limit)"
-        )
-        self.push_claims = Table(
-            f"{table_prefix}push_claims",
-            md,
-            Column("task_id", String(collation="C"), primary_key=True),
-            Column("config_id", String(collation="C"), primary_key=True),
-            Column("replica", String(), nullable=False),
-            Column("until", Double(), nullable=False),
-        )
+        #: The NOTIFY channel of control messages between replicas ("cancel:<task id>").
+        self.control_channel = f"{table_prefix}control"
         #: This replica's name on the push claims it takes (set by the cluster).
         self.claimant = ""
         #: How long a push claim lives unless renewed, seconds.
         self.push_claim_seconds = 60.0
+        self._event_statements()
+        self._lease_statements()
         self._sql_claim = self._claim_statement()
         self._sql_unclaim = text(
             f"DELETE FROM {self.push_claims.name} c USING {self.schema.outbox.name} o "
@@ -154,6 +158,23 @@ class ClusterStore(SqlTaskStore):
             f"{self.schema.outbox.name} p WHERE p.task_id = o.task_id AND p.config_id = o.config_id "
             "AND p.state = 'pending')"
         )
+
+    def _event_statements(self) -> None:
+        ev = self.events.name
+        self._sql_event = text(
+            f"INSERT INTO {ev} (task_id, version, event, final, created_at) "
+            f"VALUES (:task, :version, :event, :final, {_NOW})"
+        )
+        self._sql_notify = text("SELECT pg_notify(:channel, :payload)")
+        self._sql_after = text(
+            f"SELECT version, event, final FROM {ev} WHERE task_id = :task AND version > :after ORDER BY version"
+        )
+        self._sql_prune = text(
+            f"DELETE FROM {ev} WHERE task_id IN (SELECT task_id FROM {ev} "
+            f"WHERE final AND created_at < {_NOW} - :age LIMIT :limit)"
+        )
+
+    def _lease_statements(self) -> None:
         lt, seq = self.leases.name, self.epochs.name
         self._sql_acquire = text(
             f"INSERT INTO {lt} (task_id, tenant, owner_user, replica, epoch, expires_at) "
@@ -178,8 +199,6 @@ class ClusterStore(SqlTaskStore):
             "WHERE task_id = :task RETURNING epoch"
         )
         self._sql_holder = text(f"SELECT replica FROM {lt} WHERE task_id = :task")
-        #: The NOTIFY channel of control messages between replicas ("cancel:<task id>").
-        self.control_channel = f"{table_prefix}control"
 
     event_log = True
 
