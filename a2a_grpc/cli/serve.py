@@ -229,6 +229,15 @@ def _default_store() -> str:
     help="Seconds CancelTask waits for the agent to stop; in cluster mode, after that it forces CANCELED "
     "on a task another replica runs.",
 )
+@click.option(
+    "--bus",
+    default="postgresql",
+    show_default=True,
+    envvar="A2A_GRPC_BUS",
+    show_envvar=True,
+    help="Cluster mode: what wakes the other replicas on each committed event: postgresql "
+    "(LISTEN/NOTIFY on the store) or redis://HOST:PORT (Redis Streams; needs the redis package).",
+)
 def serve(
     agent: str,
     host: str,
@@ -253,12 +262,13 @@ def serve(
     lease_ttl: float,
     event_retention: float,
     cancel_grace: float,
+    bus: str,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from a2a_grpc.server import A2AServer, ServerConfig
 
-    cluster_config = _cluster_config(cluster, store_url, replica_id, lease_ttl, event_retention)
+    cluster_config = _cluster_config(cluster, store_url, replica_id, (lease_ttl, event_retention), bus)
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card, cluster=cluster_config)
     dispatcher = None
     if push:
@@ -326,10 +336,11 @@ def _load(
 
 
 def _cluster_config(
-    cluster: bool, store_url: str | None, replica_id: str | None, lease_ttl: float, event_retention: float
+    cluster: bool, store_url: str | None, replica_id: str | None, times: tuple[float, float], bus: str
 ) -> ClusterConfig | None:
-    """The cluster settings ``--cluster`` asks for (None without it); a store
-    other than PostgreSQL is a one-line ClickException."""
+    """The cluster settings ``--cluster`` asks for (None without it); ``times``
+    is (lease TTL, event retention). A store other than PostgreSQL, or a bad
+    ``--bus``, is a one-line ClickException."""
     if not cluster:
         return None
     scheme = (store_url or "").split(":", 1)[0].split("+", 1)[0].lower()
@@ -340,7 +351,12 @@ def _cluster_config(
         )
     from a2a_grpc.cluster.leases import ClusterConfig
 
-    return ClusterConfig(replica_id=replica_id or "", lease_ttl=lease_ttl, event_retention=event_retention)
+    try:
+        return ClusterConfig(
+            replica_id=replica_id or "", lease_ttl=times[0], event_retention=times[1], bus=bus
+        )
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _run(server: object) -> None:

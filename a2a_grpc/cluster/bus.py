@@ -38,7 +38,7 @@ from a2a_grpc.cluster.store import ClusterStore
 from a2a_grpc.events import EventBus, Subscription
 from a2a_grpc.types import pb
 
-__all__ = ["ClusterBus", "PgEventRelay"]
+__all__ = ["ClusterBus", "EventRelay", "PgEventRelay"]
 
 log = logging.getLogger("a2a_grpc.cluster.bus")
 
@@ -83,13 +83,17 @@ class ClusterBus(EventBus):
         return list(self._subs)
 
 
-class PgEventRelay:
-    """Feeds ``bus`` from ``store``'s event log on PostgreSQL LISTEN/NOTIFY.
+class EventRelay:
+    """Feeds ``bus`` from ``store``'s event log when a backend says a task
+    has new committed events (``task:version`` payloads), and carries
+    control messages between replicas. Subclasses connect to the backend.
 
-    ``start`` connects (raises OSError or asyncpg errors when it cannot: the
-    server does not serve without it); a dropped connection is re-established
-    every ``retry_seconds`` and followed tasks are caught up from the table.
-    Its PostgreSQL session is named ``a2a-relay-<name>`` (``application_name``)."""
+    ``start`` connects (raising when it cannot: the server does not serve
+    without it); a dropped connection is re-established every
+    ``retry_seconds`` and followed tasks are caught up from the table."""
+
+    #: What the log messages call the backend.
+    backend = ""
 
     def __init__(
         self, store: ClusterStore, bus: ClusterBus, *, name: str = "", retry_seconds: float = 0.5
@@ -99,7 +103,6 @@ class PgEventRelay:
         self.bus = bus
         self.retry_seconds = retry_seconds
         self.connected = asyncio.Event()
-        self._conn: Any = None
         self._reading: set[str] = set()
         self._again: set[str] = set()
         self._keeper: asyncio.Task[None] | None = None
@@ -109,7 +112,7 @@ class PgEventRelay:
 
     async def start(self) -> None:
         """Connects and listens; then keeps the connection up."""
-        await self._connect()
+        await self._connected()
         self._keeper = asyncio.get_running_loop().create_task(self._keep(), name="a2a-event-relay")
 
     async def stop(self) -> None:
@@ -119,22 +122,24 @@ class PgEventRelay:
             self._keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._keeper
-        if self._conn is not None:
-            with contextlib.suppress(Exception):
-                await self._conn.close()
-            self._conn = None
+        with contextlib.suppress(Exception):
+            await self._close()
+
+    async def send_control(self, message: str) -> None:
+        """Sends a control message (``cancel:<task id>``) to every replica."""
+        raise NotImplementedError
 
     async def _connect(self) -> None:
-        import asyncpg
+        raise NotImplementedError
 
-        url = self.store.url.set(drivername="postgresql").render_as_string(hide_password=False)
-        conn = await asyncpg.connect(
-            url, timeout=10, server_settings={"application_name": f"a2a-relay-{self.name}"[:63]}
-        )
-        conn.add_termination_listener(lambda _c: self.connected.clear())
-        await conn.add_listener(self.store.channel, self._notified)
-        await conn.add_listener(self.store.control_channel, self._control)
-        self._conn = conn
+    def _alive(self) -> bool:
+        raise NotImplementedError
+
+    async def _close(self) -> None:
+        raise NotImplementedError
+
+    async def _connected(self) -> None:
+        await self._connect()
         self.connected.set()
         for task_id in self.bus.followed():  # what was missed while not listening
             self._read(task_id)
@@ -142,21 +147,25 @@ class PgEventRelay:
     async def _keep(self) -> None:
         while not self._closing:
             await asyncio.sleep(self.retry_seconds)
-            if self._conn is not None and not self._conn.is_closed() and self.connected.is_set():
+            if self._alive() and self.connected.is_set():
                 continue
             self.connected.clear()
             try:
-                await self._connect()
-                log.info("event relay: listening again on %s", self.store.channel)
+                with contextlib.suppress(Exception):
+                    await self._close()
+                await self._connected()
+                log.info("event relay: listening again on %s", self.backend)
             except Exception as exc:
-                log.warning("event relay: cannot listen on %s yet: %s", self.store.channel, exc)
+                log.warning("event relay: cannot listen on %s yet: %s", self.backend, exc)
 
-    def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+    def event(self, payload: str) -> None:
+        """A task has committed events up to the version in ``task:version``."""
         task_id, _, version = payload.rpartition(":")
         if self.bus.subscriber_count(task_id) and int(version) > self.bus.delivered(task_id):
             self._read(task_id)
 
-    def _control(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+    def control(self, payload: str) -> None:
+        """A control message from another replica."""
         verb, _, task_id = payload.partition(":")
         if verb == "cancel" and self.on_cancel is not None:
             self.on_cancel(task_id)
@@ -183,3 +192,42 @@ class PgEventRelay:
             log.exception("event relay: cannot read the events of task %s", task_id)
         finally:
             self._reading.discard(task_id)
+
+
+class PgEventRelay(EventRelay):
+    """The relay on PostgreSQL LISTEN/NOTIFY: the store's own transaction
+    sends the NOTIFY, so a notification exists exactly when the event was
+    committed. Its session is named ``a2a-relay-<name>`` (``application_name``)."""
+
+    backend = "PostgreSQL LISTEN/NOTIFY"
+
+    def __init__(
+        self, store: ClusterStore, bus: ClusterBus, *, name: str = "", retry_seconds: float = 0.5
+    ) -> None:
+        super().__init__(store, bus, name=name, retry_seconds=retry_seconds)
+        self._conn: Any = None
+
+    async def send_control(self, message: str) -> None:
+        await self.store.send_control(message)
+
+    async def _connect(self) -> None:
+        import asyncpg
+
+        url = self.store.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        conn = await asyncpg.connect(
+            url, timeout=10, server_settings={"application_name": f"a2a-relay-{self.name}"[:63]}
+        )
+        conn.add_termination_listener(lambda _c: self.connected.clear())
+        await conn.add_listener(self.store.channel, lambda _c, _p, _ch, payload: self.event(payload))
+        await conn.add_listener(
+            self.store.control_channel, lambda _c, _p, _ch, payload: self.control(payload)
+        )
+        self._conn = conn
+
+    def _alive(self) -> bool:
+        return self._conn is not None and not self._conn.is_closed()
+
+    async def _close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()

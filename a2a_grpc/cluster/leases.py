@@ -40,7 +40,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from a2a_grpc.cluster.bus import ClusterBus, PgEventRelay
+from a2a_grpc.cluster.bus import ClusterBus, EventRelay, PgEventRelay
 from a2a_grpc.cluster.recovery import fail_lost_task
 from a2a_grpc.cluster.store import ClusterStore, TakenLease
 from a2a_grpc.context import Owner
@@ -71,18 +71,23 @@ class ClusterConfig:
     without a heartbeat, seconds; ``reap_interval`` how often expired leases
     are looked for (None: ``lease_ttl / 3``); ``event_retention`` how long
     the event log keeps a terminal task's events, seconds (a subscriber
-    never needs them once the task is terminal: it gets the snapshot)."""
+    never needs them once the task is terminal: it gets the snapshot);
+    ``bus`` what wakes the other replicas: ``postgresql`` (LISTEN/NOTIFY on
+    the store) or ``redis://HOST:PORT`` (Redis Streams)."""
 
     replica_id: str = ""
     lease_ttl: float = 10.0
     reap_interval: float | None = None
     event_retention: float = 3600.0
+    bus: str = "postgresql"
 
     def __post_init__(self) -> None:
         if not self.replica_id:
             self.replica_id = default_replica_id()
         if self.lease_ttl <= 0:
             raise ValueError("lease_ttl must be positive")
+        if self.bus != "postgresql" and not self.bus.startswith(("redis://", "rediss://")):
+            raise ValueError(f"unsupported bus {self.bus!r}: use postgresql or redis://HOST:PORT")
 
 
 class LeasedExecutions(Executions):
@@ -93,6 +98,8 @@ class LeasedExecutions(Executions):
         self.writer = writer
         self.store = store
         self.config = config
+        #: Sends a control message to every replica (the cluster's bus).
+        self.control: Callable[[str], Awaitable[None]] = store.send_control
         #: lease epoch → execution, for the heartbeat.
         self.leased: dict[int, Execution] = {}
 
@@ -159,7 +166,7 @@ class LeasedExecutions(Executions):
             return False
         sub = self._bus.subscribe(task_id)
         try:
-            await self.store.send_control(f"cancel:{task_id}")
+            await self.control(f"cancel:{task_id}")
             fresh = await self.store.get(task_id, owner)  # it may have ended before the subscription
             if fresh is not None and not is_terminal(fresh.task.status.state):
                 with contextlib.suppress(TimeoutError):
@@ -183,6 +190,15 @@ class LeasedExecutions(Executions):
         except LeaseLostError:
             return
         await self.store.release_lease(fence)
+
+
+def _relay(config: ClusterConfig, store: ClusterStore, bus: ClusterBus) -> EventRelay:
+    """The relay of ``config.bus``."""
+    if config.bus == "postgresql":
+        return PgEventRelay(store, bus, name=config.replica_id)
+    from a2a_grpc.cluster.redis_bus import RedisEventRelay
+
+    return RedisEventRelay(store, bus, config.bus, name=config.replica_id)
 
 
 async def _drain(sub: Subscription) -> None:
@@ -212,11 +228,7 @@ class Cluster:
         self.store = store
         self.writer = writer
         self.executions = LeasedExecutions(drive, writer, store, config)
-        self.relay = (
-            PgEventRelay(store, writer.bus, name=config.replica_id)
-            if isinstance(writer.bus, ClusterBus)
-            else None
-        )
+        self.relay = _relay(config, store, writer.bus) if isinstance(writer.bus, ClusterBus) else None
         self.reaped = 0
         self._loops: list[asyncio.Task[None]] = []
 
@@ -227,6 +239,7 @@ class Cluster:
         ``event_retention``)."""
         if self.relay is not None:
             self.relay.on_cancel = self.executions.cancel_here
+            self.executions.control = self.relay.send_control
             await self.relay.start()
         await self.reap()
         loop = asyncio.get_running_loop()

@@ -36,6 +36,8 @@ for the fenced writes in flight.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from collections.abc import Sequence as SequenceOf
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +150,11 @@ class ClusterStore(SqlTaskStore):
         self.claimant = ""
         #: How long a push claim lives unless renewed, seconds.
         self.push_claim_seconds = 60.0
+        #: Whether each event write also NOTIFYs (the PostgreSQL bus); another
+        #: bus sets it False and is told of each commit by ``on_commit``.
+        self.notify_in_transaction = True
+        #: Called with (task id, version) once a task write has committed.
+        self.on_commit: Callable[[str, int], None] | None = None
         self._event_statements()
         self._lease_statements()
         self._sql_claim = self._claim_statement()
@@ -203,13 +210,37 @@ class ClusterStore(SqlTaskStore):
     event_log = True
 
     def log_event(self, conn: Connection, task_id: str, version: int, event: pb.StreamResponse) -> None:
-        """Inside a task write: appends the event and notifies the listening
-        replicas (delivered on commit; payload ``task:version``)."""
+        """Inside a task write: appends the event and (PostgreSQL bus) notifies
+        the listening replicas (delivered on commit; payload ``task:version``)."""
         conn.execute(
             self._sql_event,
             {"task": task_id, "version": version, "event": event.SerializeToString(), "final": _final(event)},
         )
-        conn.execute(self._sql_notify, {"channel": self.channel, "payload": f"{task_id}:{version}"})
+        if self.notify_in_transaction:
+            conn.execute(self._sql_notify, {"channel": self.channel, "payload": f"{task_id}:{version}"})
+
+    async def create(self, task: pb.Task, owner: Owner, *, fence: Fence | None = None) -> int:
+        """As the SQL store's; then ``on_commit``."""
+        version = await super().create(task, owner, fence=fence)
+        if self.on_commit is not None:
+            self.on_commit(task.id, version)
+        return version
+
+    async def update(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        expected_version: int,
+        *,
+        outbox: SequenceOf[OutboxEntry] = (),
+        fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
+    ) -> int:
+        """As the SQL store's; then ``on_commit``."""
+        version = await super().update(task, owner, expected_version, outbox=outbox, fence=fence, event=event)
+        if self.on_commit is not None:
+            self.on_commit(task.id, version)
+        return version
 
     async def events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
         """The logged events of ``task_id`` with versions above ``after``, in
