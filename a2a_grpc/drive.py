@@ -24,6 +24,8 @@ from a2a_grpc.events import EventBus
 from a2a_grpc.execution import Execution
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.store.base import (
+    Fence,
+    LeaseLostError,
     OutboxEntry,
     PushConfigStore,
     StoredTask,
@@ -93,10 +95,14 @@ class TaskWriter:
         trace = self.observer.trace_context()
         return [OutboxEntry(task_id, c.id, event_id, payload, trace) for c in configs]
 
-    async def create(self, task: pb.Task, owner: Owner) -> int:
-        """Stores the new ``task``; returns its version (1). Raises
-        TaskExistsError."""
-        version = await self.store.create(task, owner)
+    async def create(self, task: pb.Task, owner: Owner, fence: Fence | None = None) -> int:
+        """Stores the new ``task`` (given a ``fence``, while that execution
+        lease holds); returns its version (1). Raises TaskExistsError
+        (LeaseLostError for a lost lease)."""
+        if fence is None:
+            version = await self.store.create(task, owner)
+        else:
+            version = await self.store.create(task, owner, fence=fence)
         self.observer.task_created(task.status.state)
         return version
 
@@ -106,13 +112,22 @@ class TaskWriter:
         owner: Owner,
         expected_version: int,
         outbox: list[OutboxEntry],
+        fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
         *,
         was: int | None = None,
     ) -> int:
         """Stores ``task`` if it is still at ``expected_version`` (with the
-        outbox rows) and returns the new version. ``was``: the state the task
-        had (a change is reported to the observer). Raises VersionConflictError."""
-        version = await self.store.update(task, owner, expected_version, outbox=outbox)
+        outbox rows and ``event``, the stream event of this change) and,
+        given a ``fence``, while that execution lease holds; returns the new
+        version. ``was``: the state the task had (a change is reported to the
+        observer). Raises VersionConflictError (LeaseLostError for a lost lease)."""
+        if fence is None and event is None:
+            version = await self.store.update(task, owner, expected_version, outbox=outbox)
+        else:
+            version = await self.store.update(
+                task, owner, expected_version, outbox=outbox, fence=fence, event=event
+            )
         if outbox and self.wake is not None:
             self.wake()
         if was is not None and was != task.status.state:
@@ -260,7 +275,7 @@ class Driver:
         """Stores the new task the first event makes (see ``open_task``)."""
         task = open_task(ex.message, None, first)
         try:
-            version = await self.writer.create(task, ex.owner)
+            version = await self._create_task(task, ex)
         except TaskExistsError as exc:  # a uuid4 collision: practically impossible
             raise A2AError(ErrorCode.INTERNAL, "task id collision") from exc
         ex.current = StoredTask(task, version)
@@ -269,7 +284,9 @@ class Driver:
         outbox = self.writer.outbox(ex.task_id, ex.push_configs, version + 1, pb.StreamResponse(task=task))
         if outbox:
             # The creation snapshot goes out like any other state change.
-            ex.current = StoredTask(task, await self.writer.write(task, ex.owner, version, outbox))
+            ex.current = StoredTask(
+                task, await self._write(ex, task, version, outbox, None, task.status.state)
+            )
 
     async def _resume(self, ex: Execution, first: TaskEvent) -> None:
         """Stores the message on the interrupted task it continues, which
@@ -286,9 +303,7 @@ class Driver:
                 ex.task_id, ex.push_configs, stored.version + 1, pb.StreamResponse(task=task)
             )
             try:
-                version = await self.writer.write(
-                    task, ex.owner, stored.version, outbox, was=stored.task.status.state
-                )
+                version = await self._write(ex, task, stored.version, outbox, None, stored.task.status.state)
             except VersionConflictError:
                 continue  # another writer changed it: accept the message on the fresh task
             ex.current = StoredTask(task, version)
@@ -317,8 +332,8 @@ class Driver:
             task, out = apply_event(ex.current.task, event)
             outbox = self.writer.outbox(ex.task_id, ex.push_configs or (), ex.current.version + 1, out)
             try:
-                version = await self.writer.write(
-                    task, ex.owner, ex.current.version, outbox, was=ex.current.task.status.state
+                version = await self._write(
+                    ex, task, ex.current.version, outbox, out, ex.current.task.status.state
                 )
             except VersionConflictError:
                 ex.current = await self._reread(ex)
@@ -330,6 +345,50 @@ class Driver:
                 ex.settled.set()
             return
         raise A2AError(ErrorCode.INTERNAL, f"task {ex.task_id} kept changing under the execution")
+
+    async def _create_task(self, task: pb.Task, ex: Execution) -> int:
+        """Inserts the new task (fenced by the execution's lease, if any)."""
+        try:
+            return await self.writer.create(task, ex.owner, ex.fence)
+        except LeaseLostError:
+            await self._lease_lost(ex)
+            raise _Settled from None
+
+    async def _write(
+        self,
+        ex: Execution,
+        task: pb.Task,
+        expected: int,
+        outbox: list[OutboxEntry],
+        event: pb.StreamResponse | None,
+        was: int,
+    ) -> int:
+        """One task write of the execution, fenced by its lease (if any);
+        ``event`` is the stream event of the change (None: the task snapshot),
+        ``was`` the state the task had.
+        A lost lease ends the execution here (_Settled): another replica took
+        the task over, so this one must not write again."""
+        try:
+            return await self.writer.write(task, ex.owner, expected, outbox, ex.fence, event, was=was)
+        except LeaseLostError:
+            await self._lease_lost(ex)
+            raise _Settled from None
+
+    async def _lease_lost(self, ex: Execution) -> None:
+        """The execution's lease was taken over: the caller gets the task as
+        the store now has it (or UNAVAILABLE when nothing was stored), and this
+        process's streams of the task end with its current status."""
+        log.warning("task %s: execution lease lost; this replica stops writing it", ex.task_id)
+        fresh = await self.store.get(ex.task_id, ex.owner) if ex.current is not None else None
+        if fresh is None:
+            ex.error = A2AError(
+                ErrorCode.UNAVAILABLE,
+                f"task {ex.task_id}: this replica lost the execution's lease; another replica took it over",
+                metadata={"taskId": ex.task_id},
+            )
+            return
+        ex.current = fresh
+        self.bus.publish(ex.task_id, fresh.version, status_event(fresh.task), last=True)
 
     async def _reread(self, ex: Execution) -> StoredTask:
         """The task as another writer left it; raises _Settled when that

@@ -25,11 +25,21 @@ from a2a_grpc.context import Owner
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.events import EventBus, Subscription
 from a2a_grpc.executor import ExecutorContext
-from a2a_grpc.store.base import StoredTask
+from a2a_grpc.store.base import Fence, StoredTask
 from a2a_grpc.telemetry import NO_OBSERVER, Observer
 from a2a_grpc.types import pb
 
-__all__ = ["Execution", "Executions"]
+__all__ = ["Execution", "Executions", "busy_error"]
+
+
+def busy_error(task_id: str) -> A2AError:
+    """The "task is busy" refusal of a message to a task that has an
+    execution (UNSUPPORTED_OPERATION, spec §3.1.1; cluster-wide in cluster mode)."""
+    return A2AError(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        f"task {task_id} is busy: it is still working on a previous message",
+        metadata={"taskId": task_id},
+    )
 
 
 @dataclass(eq=False, slots=True)
@@ -60,6 +70,7 @@ class Execution:
     applying: bool = False  # the drive loop is applying an event: never cancel the runner then
     push_configs: list[pb.TaskPushNotificationConfig] | None = None
     stream: Subscription | None = None  # the SendStreamingMessage caller's subscription
+    fence: Fence | None = None  # cluster mode: the execution lease every write is fenced by
 
 
 #: Runs an execution to its end (``a2a_grpc.drive.Driver.drive``).
@@ -99,11 +110,7 @@ class Executions:
         if self.closing:
             raise A2AError(ErrorCode.UNAVAILABLE, "server is shutting down")
         if ex.task_id in self._running:
-            raise A2AError(
-                ErrorCode.UNSUPPORTED_OPERATION,
-                f"task {ex.task_id} is busy: it is still working on a previous message",
-                metadata={"taskId": ex.task_id},
-            )
+            raise busy_error(ex.task_id)
         self._running[ex.task_id] = ex  # no await since the busy check: one execution per task
         try:
             ctx = await prepare()
@@ -126,6 +133,12 @@ class Executions:
                 self._bus.publish(ex.task_id, 0, pb.StreamResponse(), last=True)
             ex.committed.set()
             ex.settled.set()
+
+    async def cancel_elsewhere(self, stored: StoredTask, owner: Owner, grace_seconds: float) -> bool:
+        """Cancels ``stored``'s execution if it runs in another process (cluster
+        mode) and returns True once it ended or was forced to (the caller reads
+        the task again); False when no other process runs it — as always here."""
+        return False
 
     def interrupt(self, ex: Execution, reason: str) -> None:
         """Stops an execution; ``reason`` is "cancel" or "shutdown".

@@ -305,6 +305,9 @@ class RequestHandler:
                 )
             ex = self.executions.get(req.id)
             if ex is None or ex.runner is None:
+                grace = self.config.cancel_grace_seconds
+                if await self.executions.cancel_elsewhere(stored, call.owner, grace):
+                    continue  # another replica's execution ended: read the outcome
                 # No execution (interrupted or orphaned task): cancel it here.
                 canceled = await self._cancel_idle(stored, call.owner)
                 if canceled is not None:
@@ -333,7 +336,7 @@ class RequestHandler:
         outbox = self.writer.outbox(task.id, configs, stored.version + 1, out)
         try:
             version = await self.writer.write(
-                task, owner, stored.version, outbox, was=stored.task.status.state
+                task, owner, stored.version, outbox, event=out, was=stored.task.status.state
             )
         except VersionConflictError:
             return None

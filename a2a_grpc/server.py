@@ -37,6 +37,7 @@ from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
 if TYPE_CHECKING:
     from a2a_grpc.auth.policy import AuthPolicy
     from a2a_grpc.cardsign import CardSigner
+    from a2a_grpc.cluster.leases import Cluster, ClusterConfig
     from a2a_grpc.tls import ServerTLS
 
 __all__ = ["A2AServer", "ServerConfig", "run_loop", "serve"]
@@ -82,6 +83,11 @@ class ServerConfig:
     ``health_check_seconds``: how often the store is pinged; health is
     NOT_SERVING while it does not answer (:mod:`a2a_grpc.store.health`; None:
     never checked).
+    ``recover_lost_tasks`` (single process): on start, tasks an earlier
+    process left SUBMITTED/WORKING become FAILED ("execution lost: …",
+    :mod:`a2a_grpc.cluster.recovery`). ``cluster``: cluster mode (the store
+    must be a :class:`~a2a_grpc.cluster.store.ClusterStore`): execution
+    leases replace that start-up recovery (:mod:`a2a_grpc.cluster.leases`).
     ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
     move everything alive (modules, classes,
     descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
@@ -126,6 +132,8 @@ class ServerConfig:
     retain_terminal_seconds: float | None = None
     health_check_seconds: float | None = 5.0
     auth: AuthPolicy | None = None
+    recover_lost_tasks: bool = True
+    cluster: ClusterConfig | None = None
 
 
 class A2AServer:
@@ -163,6 +171,16 @@ class A2AServer:
             extended_card=extended_card,
             push=push,
         )
+        self.cluster: Cluster | None = None
+        if self.config.cluster is not None:
+            from a2a_grpc.cluster.leases import Cluster
+            from a2a_grpc.cluster.store import ClusterStore
+
+            if not isinstance(store, ClusterStore):
+                raise ValueError(
+                    "cluster mode needs the cluster store on PostgreSQL (a2a_grpc.cluster.store)"
+                )
+            self.cluster = Cluster.attach(self.handler, store, self.config.cluster)
         if auth is not None:
             auth.describe_card(self.handler.card)
         self.servicer = A2AServicer(self.handler, self.config.interceptors, self._telemetry(), auth)
@@ -226,6 +244,7 @@ class A2AServer:
         start = getattr(self.push, "start", None)
         if start is not None:
             await start()
+        await self._recover()
         if cfg.retain_terminal_seconds is not None:
             from a2a_grpc.store.retention import RetentionWorker
 
@@ -324,6 +343,18 @@ class A2AServer:
         for service in (SERVICE_NAME, ""):
             await self._health.set(service, status)
 
+    async def _recover(self) -> None:
+        """Crash recovery before serving: the cluster reaps expired leases and
+        starts its heartbeat; a single process fails the tasks an earlier
+        process left active (stores that can list them: the SQL store)."""
+        if self.cluster is not None:
+            await self.cluster.start()
+        elif self.config.recover_lost_tasks:
+            from a2a_grpc.cluster.recovery import ActiveTaskScan, recover_on_start
+
+            if isinstance(self.store, ActiveTaskScan):
+                await recover_on_start(self.store, self.handler.writer)
+
     def _grpc_server(self) -> grpc.aio.Server:
         """The grpc.aio server with the A2A service, health and reflection."""
         limit = self.config.max_message_bytes
@@ -398,6 +429,8 @@ class A2AServer:
         await asyncio.gather(*stops, return_exceptions=True)
         if self.store_health is not None:  # health ignores it since the graceful shutdown began
             await self.store_health.stop()
+        if self.cluster is not None:
+            await self.cluster.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

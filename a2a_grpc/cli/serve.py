@@ -17,6 +17,7 @@ import click
 from google.protobuf import json_format
 
 from a2a_grpc.card import BINDINGS
+from a2a_grpc.cli.cluster_opts import cluster_options
 from a2a_grpc.cli.ops import operations_options, server_settings
 from a2a_grpc.cli.tls_opts import serve_tls_options
 from a2a_grpc.handler import HandlerConfig
@@ -24,6 +25,7 @@ from a2a_grpc.types import pb
 
 if TYPE_CHECKING:
     from a2a_grpc.auth.policy import AuthPolicy
+    from a2a_grpc.cluster.leases import ClusterConfig
     from a2a_grpc.executor import AgentExecutor
     from a2a_grpc.store.base import Store
 
@@ -210,6 +212,17 @@ def _default_store() -> str:
 )
 @serve_tls_options
 @operations_options
+@click.option(
+    "--cancel-grace",
+    type=click.FloatRange(0.0),
+    default=5.0,
+    show_default=True,
+    envvar="A2A_GRPC_CANCEL_GRACE",
+    show_envvar=True,
+    help="Seconds CancelTask waits for the agent to stop; in cluster mode, after that it forces CANCELED "
+    "on a task another replica runs.",
+)
+@cluster_options
 def serve(
     agent: str,
     host: str,
@@ -232,6 +245,8 @@ def serve(
     registry_url: str | None,
     auth_file: Path | None,
     log_level: str,
+    cancel_grace: float,
+    cluster_config: ClusterConfig | None,
     tls: Any = None,
     card_signer: Any = None,
     **ops: Any,
@@ -240,7 +255,7 @@ def serve(
     settings = server_settings(log_level, **ops)  # logs, metrics, traces (a2a_grpc.cli.ops)
     from a2a_grpc.server import A2AServer, ServerConfig
 
-    executor, order, store, ext = _load(agent, interfaces, store_url, extended_card)
+    executor, order, store, ext = _load(agent, interfaces, store_url, extended_card, cluster=cluster_config)
     _use_registry(executor, agent, registry_url)
     policy = _load_auth(auth_file)
     dispatcher = (
@@ -256,7 +271,8 @@ def serve(
         grace_seconds=grace,
         freeze_gc=True,
         interface_order=order,
-        handler=HandlerConfig(strict_version=strict_version),
+        handler=HandlerConfig(strict_version=strict_version, cancel_grace_seconds=cancel_grace),
+        cluster=cluster_config,
         tls=tls,
         card_signer=card_signer,
         auth=policy,
@@ -279,10 +295,16 @@ def _dispatcher(store: Store, allow: tuple[str, ...], timeout: float, attempts: 
 
 
 def _load(
-    agent: str, interfaces: str, store_url: str | None, extended_card: Path | None
+    agent: str,
+    interfaces: str,
+    store_url: str | None,
+    extended_card: Path | None,
+    *,
+    cluster: ClusterConfig | None = None,
 ) -> tuple[AgentExecutor, list[str], Store, pb.AgentCard | None]:
-    """The agent, the interface order, the store and the extended card the
-    options name; a bad option is a ClickException (exit status 1)."""
+    """The agent, the interface order, the store (the cluster store with
+    ``cluster``) and the extended card the options name; a bad option is a
+    ClickException (exit status 1)."""
     from a2a_grpc.agents import load_agent
     from a2a_grpc.store import open_store
 
@@ -292,7 +314,12 @@ def _load(
         unknown = [b for b in order if b not in BINDINGS]
         if unknown:
             raise ValueError(f"unknown interface(s) {', '.join(unknown)}; choose from {', '.join(BINDINGS)}")
-        store = open_store(store_url or _default_store())
+        if cluster is not None and store_url:
+            from a2a_grpc.cluster.store import ClusterStore
+
+            store: Store = ClusterStore(store_url, idle_transaction_timeout=cluster.lease_ttl)
+        else:
+            store = open_store(store_url or _default_store())
         ext = None
         if extended_card is not None:
             ext = json_format.Parse(extended_card.read_text(), pb.AgentCard(), ignore_unknown_fields=True)

@@ -37,7 +37,9 @@ rows into HTTP POSTs:
 
 One dispatcher per store: the outbox has no claim/lease, so two processes
 draining the same store would both send (receivers would see duplicates with
-the same notification id).
+the same notification id) — except in cluster mode, where the cluster store's
+``outbox_due`` returns only the rows of the (task, config) pairs this replica
+claimed (:mod:`a2a_grpc.cluster.store`), so every replica runs a dispatcher.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ from a2a_grpc.context import Owner
 from a2a_grpc.types import pb
 
 __all__ = [
+    "Fence",
+    "LeaseLostError",
     "ListPage",
     "ListQuery",
     "OutboxEntry",
@@ -48,6 +50,24 @@ class VersionConflictError(Exception):
 
 class TaskExistsError(Exception):
     """``create`` was given an id that is already stored."""
+
+
+class LeaseLostError(VersionConflictError):
+    """A fenced write found that its execution no longer holds the task's
+    lease (it expired and another replica took the task over, or the task was
+    canceled elsewhere): nothing was written, and the execution must stop."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """The execution lease a write is fenced by (cluster mode, design.md
+    "Replicas"): the write commits only while the lease of ``task_id`` still
+    has ``epoch``. Epochs are unique cluster-wide and grow with every lease
+    taken, so a replica that was paused or cut off while another took the task
+    over can never write again (LeaseLostError)."""
+
+    task_id: str
+    epoch: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +149,12 @@ class StoreLifecycle(Protocol):
 class TaskStore(Protocol):
     """Where tasks live: the request handler and its executions use this."""
 
-    async def create(self, task: pb.Task, owner: Owner) -> int:
+    async def create(self, task: pb.Task, owner: Owner, *, fence: Fence | None = None) -> int:
         """Stores a new task at version 1 and returns 1.
 
-        Raises TaskExistsError if the id is taken (by any owner)."""
+        Raises TaskExistsError if the id is taken (by any owner). With a
+        ``fence`` (cluster-capable stores only; others raise ValueError) the
+        insert commits only while that lease holds, else LeaseLostError."""
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
         """The task and its version, or None when missing or not ``owner``'s."""
@@ -144,12 +166,18 @@ class TaskStore(Protocol):
         expected_version: int,
         *,
         outbox: Sequence[OutboxEntry] = (),
+        fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
     ) -> int:
         """Replaces the task if its stored version is ``expected_version``;
         returns the new version (``expected_version + 1``). The ``outbox``
-        entries are written in the same transaction.
+        entries are written in the same transaction, and so is ``event`` (the
+        stream event this update produced) in a store that keeps a task-event
+        log (the cluster store; others ignore it).
 
-        Raises VersionConflictError otherwise (nothing is written)."""
+        Raises VersionConflictError otherwise (nothing is written), and its
+        subclass LeaseLostError when a ``fence`` is given (cluster-capable
+        stores only; others raise ValueError) and its lease no longer holds."""
 
     async def list_tasks(self, owner: Owner, query: ListQuery) -> ListPage:
         """One page of ``owner``'s tasks matching ``query`` (spec §3.1.4)."""

@@ -19,6 +19,7 @@ from typing import Final
 
 from a2a_grpc.context import Owner
 from a2a_grpc.store.base import (
+    Fence,
     ListPage,
     ListQuery,
     OutboxEntry,
@@ -32,6 +33,9 @@ from a2a_grpc.types import TERMINAL_STATES, pb
 __all__ = ["InMemoryTaskStore", "status_ts_ms"]
 
 _Key = tuple[int, str]  # (status timestamp in ms, task id)
+
+
+_NO_FENCE = "the in-memory store has no execution leases: cluster mode needs PostgreSQL"
 
 
 def status_ts_ms(task: pb.Task) -> int:
@@ -148,10 +152,13 @@ class InMemoryTaskStore:
         _remove(idx.by_context[row[_CONTEXT]], row[_KEY])
         _remove(idx.by_state[row[_STATE]], row[_KEY])
 
-    async def create(self, task: pb.Task, owner: Owner) -> int:
+    async def create(self, task: pb.Task, owner: Owner, *, fence: Fence | None = None) -> int:
         """Stores a copy of ``task`` at version 1 and returns 1.
 
-        Raises TaskExistsError if ``task.id`` is taken by any owner."""
+        Raises TaskExistsError if ``task.id`` is taken by any owner, ValueError
+        for a ``fence`` (no leases here: cluster mode needs PostgreSQL)."""
+        if fence is not None:
+            raise ValueError(_NO_FENCE)
         if task.id in self._tasks:
             raise TaskExistsError(task.id)
         row = _row(task, owner, 1)
@@ -173,12 +180,17 @@ class InMemoryTaskStore:
         expected_version: int,
         *,
         outbox: Sequence[OutboxEntry] = (),
+        fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
     ) -> int:
         """Replaces the task when its version is ``expected_version`` and
-        queues ``outbox``; returns the new version.
+        queues ``outbox``; returns the new version (``event`` is not kept:
+        this store has no event log).
 
         Raises VersionConflictError (writing nothing) when the version moved on
-        or the task is missing or not ``owner``'s."""
+        or the task is missing or not ``owner``'s; ValueError for a ``fence``."""
+        if fence is not None:
+            raise ValueError(_NO_FENCE)
         row = self._tasks.get(task.id)
         if row is None or not _owned(row, owner) or row[_VERSION] != expected_version:
             raise VersionConflictError(task.id)

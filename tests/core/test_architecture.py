@@ -37,6 +37,7 @@ CORE = (
     "a2a_grpc.handler",
     "a2a_grpc.pushconfigs",
     "a2a_grpc.store",
+    "a2a_grpc.cluster",
 )
 #: Transport security and card signatures: used by the server, the gateway and the client alike.
 SECURITY = ("a2a_grpc.tls", "a2a_grpc.cardsign", "a2a_grpc.auth")
@@ -57,6 +58,7 @@ EXTRAS = (
     "rfc8785",
     "jwt",
     "tomlkit",
+    "redis",
 )
 EXTRA_HOMES = {
     "click": ("a2a_grpc.cli",),

@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError
 
 from a2a_grpc.context import Owner
 from a2a_grpc.store.base import (
+    Fence,
     ListPage,
     ListQuery,
     OutboxEntry,
@@ -137,19 +138,25 @@ class SqlTasks(SqlDatabase):
         self._memory.clear()
         await super().drop_all()
 
-    async def create(self, task: pb.Task, owner: Owner) -> int:
+    async def create(self, task: pb.Task, owner: Owner, *, fence: Fence | None = None) -> int:
         """Inserts ``task`` at version 1 (and counts it) and returns 1.
 
-        Raises TaskExistsError if ``task.id`` is taken by any owner."""
+        Raises TaskExistsError if ``task.id`` is taken by any owner; with a
+        ``fence``, LeaseLostError when its lease no longer holds (see
+        :meth:`check_fence`)."""
         data = task.SerializeToString()
         try:
-            await self._run_write(self._create_tx, task, owner, data)
+            await self._run_write(self._create_tx, task, owner, data, fence)
         except IntegrityError as exc:
             raise TaskExistsError(task.id) from exc
         self._memory.record((task.id, owner.tenant, owner.user), 1, task.status.state, task.context_id, data)
         return 1
 
-    def _create_tx(self, conn: Connection, task: pb.Task, owner: Owner, data: bytes) -> None:
+    def _create_tx(
+        self, conn: Connection, task: pb.Task, owner: Owner, data: bytes, fence: Fence | None = None
+    ) -> None:
+        if fence is not None:
+            self.check_fence(conn, fence)
         state = task.status.state
         conn.execute(
             self._st.insert_task,
@@ -167,6 +174,8 @@ class SqlTasks(SqlDatabase):
         self._add_counts(
             conn, owner, {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
         )
+        if self.event_log:
+            self.log_event(conn, task.id, 1, pb.StreamResponse(task=task))
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
         """The task and its version, or None when missing or not ``owner``'s.
@@ -196,13 +205,17 @@ class SqlTasks(SqlDatabase):
         expected_version: int,
         *,
         outbox: Sequence[OutboxEntry] = (),
+        fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
     ) -> int:
         """``UPDATE ... WHERE id AND version = expected_version``, the count
         changes (when the state or contextId moved) and the ``outbox``
-        inserts, in one transaction; returns the new version.
+        inserts, in one transaction; returns the new version. ``event`` goes
+        to the task-event log of a store that keeps one (:attr:`event_log`).
 
         Raises VersionConflictError (nothing written) when no row matched:
-        the version moved on, or the task is missing or not ``owner``'s."""
+        the version moved on, or the task is missing or not ``owner``'s; with
+        a ``fence``, LeaseLostError when its lease no longer holds."""
         data = task.SerializeToString()
         version = expected_version + 1
         where = {
@@ -212,7 +225,7 @@ class SqlTasks(SqlDatabase):
             "b_expected": expected_version,
         }
         known = self._memory.known(task.id, expected_version, owner.tenant, owner.user)
-        await self._run_write(self._update_tx, task, owner, where, version, data, known, outbox)
+        await self._run_write(self._update_tx, task, owner, where, version, data, known, outbox, fence, event)
         key = (task.id, owner.tenant, owner.user)
         self._memory.record(key, version, task.status.state, task.context_id, data)
         return version
@@ -227,9 +240,13 @@ class SqlTasks(SqlDatabase):
         data: bytes,
         known: tuple[int, str] | None,
         outbox: Sequence[OutboxEntry],
+        fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
     ) -> None:
         """The body of ``update``; ``known`` is the stored (state, contextId)
         at the expected version when remembered, else it is read here."""
+        if fence is not None:
+            self.check_fence(conn, fence)
         state, context_id = task.status.state, task.context_id
         if known is None:
             old = conn.execute(self._st.old, where).first()
@@ -243,6 +260,24 @@ class SqlTasks(SqlDatabase):
         self._add_counts(conn, owner, _count_moves(known, state, context_id))
         if outbox:
             conn.execute(self._st.insert_outbox, pending_rows(outbox, time.time()))
+        if self.event_log:
+            self.log_event(conn, task.id, version, event or pb.StreamResponse(task=task))
+
+    #: Whether this store keeps a task-event log (see :meth:`log_event`).
+    event_log = False
+
+    def log_event(self, conn: Connection, task_id: str, version: int, event: pb.StreamResponse) -> None:
+        """Inside a task write: appends the event that made the task
+        ``version`` to the task-event log (only called when :attr:`event_log`;
+        the cluster store has one). An update given no event logs the task
+        snapshot, as task creation does."""
+        raise NotImplementedError
+
+    def check_fence(self, conn: Connection, fence: Fence) -> None:
+        """Inside a write transaction: raises LeaseLostError unless ``fence``'s
+        lease still holds. This store keeps no leases (ValueError); the
+        cluster store (:mod:`a2a_grpc.cluster.store`) does."""
+        raise ValueError(f"{type(self).__name__} keeps no execution leases: use the cluster store")
 
     def _add_counts(self, conn: Connection, owner: Owner, deltas: _Deltas) -> None:
         """Moves the task counts by ``deltas`` in one statement. Rows go in key
@@ -312,3 +347,18 @@ class SqlTasks(SqlDatabase):
             rows = (await conn.execute(self.page_statement(owner, query))).scalars().all()
         tasks = [pb.Task.FromString(data) for data in rows[: query.page_size]]
         return ListPage(tasks=tasks, has_more=len(rows) > query.page_size, total_size=int(total))
+
+    async def active_tasks(self, limit: int, after: str = "") -> list[tuple[Owner, StoredTask]]:
+        """Up to ``limit`` tasks of every owner that are SUBMITTED or WORKING,
+        by id, starting after the id ``after``: crash recovery's scan
+        (:mod:`a2a_grpc.cluster.recovery`; not part of the store protocols)."""
+        t = self.schema.tasks.c
+        stmt = (
+            select(t.tenant, t.owner_user, t.data, t.version)
+            .where(t.state.in_((pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)), t.id > after)
+            .order_by(t.id)
+            .limit(limit)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(stmt)).all()
+        return [(Owner(r[0], r[1]), StoredTask(pb.Task.FromString(r[2]), r[3])) for r in rows]

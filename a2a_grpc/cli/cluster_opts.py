@@ -1,0 +1,113 @@
+"""``a2a-grpc serve``'s cluster options (issue: several replicas on one store).
+
+:func:`cluster_options` adds ``--cluster``, ``--replica-id``, ``--lease-ttl``,
+``--event-retention`` and ``--bus`` to a command and hands it one
+``cluster_config`` (:class:`~a2a_grpc.cluster.leases.ClusterConfig`, or None
+without ``--cluster``) instead; it reads the command's ``store_url``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from a2a_grpc.cluster.leases import ClusterConfig
+
+__all__ = ["cluster_options"]
+
+
+def cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Adds the cluster options; ``fn`` receives ``cluster_config``."""
+
+    @functools.wraps(fn)
+    def wrapper(
+        *args: Any,
+        cluster: bool,
+        replica_id: str | None,
+        lease_ttl: float,
+        event_retention: float,
+        bus: str,
+        **kwargs: Any,
+    ) -> Any:
+        times = (lease_ttl, event_retention)
+        kwargs["cluster_config"] = _cluster_config(cluster, kwargs.get("store_url"), replica_id, times, bus)
+        return fn(*args, **kwargs)
+
+    decorated: Callable[..., Any] = wrapper
+    for option in reversed(_OPTIONS):
+        decorated = option(decorated)
+    return decorated
+
+
+_OPTIONS = [
+    click.option(
+        "--cluster/--no-cluster",
+        default=False,
+        envvar="A2A_GRPC_CLUSTER",
+        show_envvar=True,
+        help="Cluster mode: several replicas share one PostgreSQL store (execution leases, crash takeover).",
+    ),
+    click.option(
+        "--replica-id",
+        default=None,
+        envvar="A2A_GRPC_REPLICA_ID",
+        show_envvar=True,
+        help="This replica's name in leases and status messages (default HOST-PID-XXXX).",
+    ),
+    click.option(
+        "--lease-ttl",
+        type=click.FloatRange(0.3),
+        default=10.0,
+        show_default=True,
+        envvar="A2A_GRPC_LEASE_TTL",
+        show_envvar=True,
+        help="Seconds an execution lease lives without a heartbeat (sent every third of it); "
+        "a killed replica's tasks are taken over after it.",
+    ),
+    click.option(
+        "--event-retention",
+        type=click.FloatRange(0.0),
+        default=3600.0,
+        show_default=True,
+        envvar="A2A_GRPC_EVENT_RETENTION",
+        show_envvar=True,
+        help="Cluster mode: seconds the task-event log keeps the events of a terminal task.",
+    ),
+    click.option(
+        "--bus",
+        default="postgresql",
+        show_default=True,
+        envvar="A2A_GRPC_BUS",
+        show_envvar=True,
+        help="Cluster mode: what wakes the other replicas on each committed event: postgresql "
+        "(LISTEN/NOTIFY on the store) or redis://HOST:PORT (Redis Streams; needs the redis package).",
+    ),
+]
+
+
+def _cluster_config(
+    cluster: bool, store_url: str | None, replica_id: str | None, times: tuple[float, float], bus: str
+) -> ClusterConfig | None:
+    """The cluster settings ``--cluster`` asks for (None without it); ``times``
+    is (lease TTL, event retention). A store other than PostgreSQL, or a bad
+    ``--bus``, is a one-line ClickException."""
+    if not cluster:
+        return None
+    scheme = (store_url or "").split(":", 1)[0].split("+", 1)[0].lower()
+    if scheme not in ("postgresql", "postgres"):
+        what = "SQLite serves one process only" if scheme in ("", "sqlite") else f"--store {store_url}"
+        raise click.ClickException(
+            f"--cluster needs --store postgresql://USER@HOST[:PORT]/DB shared by the replicas ({what})"
+        )
+    from a2a_grpc.cluster.leases import ClusterConfig
+
+    try:
+        return ClusterConfig(
+            replica_id=replica_id or "", lease_ttl=times[0], event_retention=times[1], bus=bus
+        )
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None

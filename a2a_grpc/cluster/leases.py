@@ -1,0 +1,309 @@
+"""Execution leases: one execution per task across every replica.
+
+:class:`LeasedExecutions` is :class:`~a2a_grpc.execution.Executions` with a
+lease behind ``start``: before the agent runs, the replica takes the task's
+lease in the store (:class:`~a2a_grpc.cluster.store.ClusterStore`); a task
+whose lease another replica holds gets today's "task is busy" error. The
+execution carries the lease as its :class:`~a2a_grpc.store.base.Fence`, so
+every task write it makes commits only while the lease holds; the lease is
+released when the execution ends (before its caller is answered, so the next
+message to the task is never refused as busy by a lease still held).
+
+:class:`Cluster` keeps the leases alive and reaps the dead ones:
+
+- heartbeat: every ``ttl / 3`` seconds one statement extends all of this
+  replica's leases; an execution whose lease is gone (a reaper took it over
+  while this replica was paused or cut off) is interrupted, and its fenced
+  writes fail;
+- reaper: every ``reap_interval`` seconds (default ``ttl / 3``) it takes over
+  expired leases (a new epoch: the old holder is fenced off from then on) and
+  applies the default policy, marking the task FAILED ("execution lost:
+  replica … stopped", :mod:`a2a_grpc.cluster.recovery`), then drops the lease.
+
+It also runs the event relay (:mod:`a2a_grpc.cluster.bus`): the handler's
+bus becomes a :class:`~a2a_grpc.cluster.bus.ClusterBus` fed by other replicas'
+committed events, so SubscribeToTask follows a task running anywhere.
+
+A replica killed mid-execution therefore has its tasks FAILED within ``ttl +
+reap_interval`` seconds by any surviving replica, or by itself once it is
+restarted (the reaper runs at start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from a2a_grpc.cluster.bus import ClusterBus, EventRelay, PgEventRelay
+from a2a_grpc.cluster.recovery import fail_lost_task
+from a2a_grpc.cluster.store import ClusterStore, TakenLease
+from a2a_grpc.context import Owner
+from a2a_grpc.drive import Driver, TaskWriter
+from a2a_grpc.events import Subscription
+from a2a_grpc.execution import Drive, Execution, Executions, busy_error
+from a2a_grpc.executor import ExecutorContext
+from a2a_grpc.handler import RequestHandler
+from a2a_grpc.store.base import LeaseLostError, StoredTask
+from a2a_grpc.types import is_terminal
+
+__all__ = ["Cluster", "ClusterConfig", "LeasedExecutions", "default_replica_id"]
+
+log = logging.getLogger("a2a_grpc.cluster")
+
+
+def default_replica_id() -> str:
+    """``HOST-PID-XXXX``: unique per process start."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
+
+
+@dataclass(slots=True)
+class ClusterConfig:
+    """Cluster mode settings (``a2a-grpc serve --cluster``).
+
+    ``replica_id`` names this replica in leases and status messages (default
+    :func:`default_replica_id`); ``lease_ttl`` is how long a lease lives
+    without a heartbeat, seconds; ``reap_interval`` how often expired leases
+    are looked for (None: ``lease_ttl / 3``); ``event_retention`` how long
+    the event log keeps a terminal task's events, seconds (a subscriber
+    never needs them once the task is terminal: it gets the snapshot);
+    ``bus`` what wakes the other replicas: ``postgresql`` (LISTEN/NOTIFY on
+    the store) or ``redis://HOST:PORT`` (Redis Streams)."""
+
+    replica_id: str = ""
+    lease_ttl: float = 10.0
+    reap_interval: float | None = None
+    event_retention: float = 3600.0
+    bus: str = "postgresql"
+
+    def __post_init__(self) -> None:
+        if not self.replica_id:
+            self.replica_id = default_replica_id()
+        if self.lease_ttl <= 0:
+            raise ValueError("lease_ttl must be positive")
+        if self.bus != "postgresql" and not self.bus.startswith(("redis://", "rediss://")):
+            raise ValueError(f"unsupported bus {self.bus!r}: use postgresql or redis://HOST:PORT")
+
+
+class LeasedExecutions(Executions):
+    """Executions whose ``start`` takes the task's lease cluster-wide."""
+
+    def __init__(self, drive: Drive, writer: TaskWriter, store: ClusterStore, config: ClusterConfig) -> None:
+        super().__init__(self._leased(drive), writer.bus)
+        self.writer = writer
+        self.store = store
+        self.config = config
+        #: Sends a control message to every replica (the cluster's bus).
+        self.control: Callable[[str], Awaitable[None]] = store.send_control
+        #: lease epoch → execution, for the heartbeat.
+        self.leased: dict[int, Execution] = {}
+
+    def _leased(self, drive: Drive) -> Drive:
+        async def leased_drive(ex: Execution, ctx: ExecutorContext) -> None:
+            try:
+                await drive(ex, ctx)
+            finally:
+                await asyncio.shield(self._release(ex))
+
+        return leased_drive
+
+    async def _release(self, ex: Execution) -> None:
+        fence = ex.fence
+        if fence is not None:
+            self.leased.pop(fence.epoch, None)
+            try:
+                await self.store.release_lease(fence)
+            except Exception:  # the reaper drops it once it expires
+                log.exception("task %s: could not release its lease", ex.task_id)
+
+    async def start(
+        self, ex: Execution, prepare: Callable[[], Awaitable[ExecutorContext]], *, stream: bool
+    ) -> None:
+        """As :meth:`Executions.start`, with the task's lease taken before
+        ``prepare``: UNSUPPORTED_OPERATION ("task is busy") when another
+        replica holds it."""
+
+        async def leased_prepare() -> ExecutorContext:
+            fence = await self.store.acquire_lease(
+                ex.task_id, ex.owner, self.config.replica_id, self.config.lease_ttl
+            )
+            if fence is None:
+                raise busy_error(ex.task_id)
+            ex.fence = fence
+            self.leased[fence.epoch] = ex
+            if ex.existing is not None:
+                # Another replica's execution of the task may have ended since
+                # the handler read it: count one so that prepare reads it again.
+                self.ended += 1
+            try:
+                return await prepare()
+            except BaseException:
+                await asyncio.shield(self._release(ex))
+                raise
+
+        await super().start(ex, leased_prepare, stream=stream)
+
+    def cancel_here(self, task_id: str) -> None:
+        """Another replica asked for ``task_id`` to be canceled: interrupts its
+        execution here, if any (the agent gets CancelledError; the drive loop
+        writes CANCELED)."""
+        ex = self.get(task_id)
+        if ex is not None and ex.cancel_reason is None:
+            self.interrupt(ex, "cancel")
+
+    async def cancel_elsewhere(self, stored: StoredTask, owner: Owner, grace_seconds: float) -> bool:
+        """CancelTask of a task whose lease another replica holds: asks it over
+        the control channel, waits up to ``grace_seconds`` for the task to end,
+        then forces CANCELED (taking the lease over: the holder's later writes
+        are fenced off). False when no replica holds the task's lease."""
+        task_id = stored.task.id
+        if await self.store.lease_holder(task_id) is None:
+            return False
+        sub = self._bus.subscribe(task_id)
+        try:
+            await self.control(f"cancel:{task_id}")
+            fresh = await self.store.get(task_id, owner)  # it may have ended before the subscription
+            if fresh is not None and not is_terminal(fresh.task.status.state):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(_drain(sub), grace_seconds)
+        finally:
+            sub.close()
+        fresh = await self.store.get(task_id, owner)
+        if fresh is not None and not is_terminal(fresh.task.status.state):
+            await self._force_cancel(fresh, owner, grace_seconds)
+        return True
+
+    async def _force_cancel(self, stored: StoredTask, owner: Owner, grace_seconds: float) -> None:
+        fence = await self.store.steal_lease(stored.task.id, self.config.replica_id, self.config.lease_ttl)
+        if fence is None:
+            return  # the execution ended meanwhile: the caller reads the task again
+        why = f"canceled at the client's request (replica {self.config.replica_id} forced it: "
+        why += f"the execution did not stop within {grace_seconds:g} s)"
+        log.warning("task %s: %s", stored.task.id, why)
+        try:
+            await fail_lost_task(self.writer, owner, stored, why, fence=fence, canceled=True)
+        except LeaseLostError:
+            return
+        await self.store.release_lease(fence)
+
+
+def _relay(config: ClusterConfig, store: ClusterStore, bus: ClusterBus) -> EventRelay:
+    """The relay of ``config.bus``."""
+    if config.bus == "postgresql":
+        return PgEventRelay(store, bus, name=config.replica_id)
+    from a2a_grpc.cluster.redis_bus import RedisEventRelay
+
+    return RedisEventRelay(store, bus, config.bus, name=config.replica_id)
+
+
+async def _drain(sub: Subscription) -> None:
+    async for _event in sub:
+        pass
+
+
+class Cluster:
+    """This replica's part of the cluster: the leased executions, the
+    heartbeat and the reaper. ``start`` reaps once, then runs both loops;
+    ``stop`` ends them (leases of executions still running are released by
+    the executions as they end)."""
+
+    @classmethod
+    def attach(cls, handler: RequestHandler, store: ClusterStore, config: ClusterConfig) -> Cluster:
+        """The cluster part of ``handler``'s server: its executions become
+        leased ones (the handler must have none running yet)."""
+        store.claimant = config.replica_id
+        bus = ClusterBus(buffer=handler.config.subscriber_buffer)
+        handler.bus = handler.writer.bus = bus
+        cluster = cls(config, store, handler.writer, Driver(handler.executor, handler.writer).drive)
+        handler.executions = cluster.executions
+        return cluster
+
+    def __init__(self, config: ClusterConfig, store: ClusterStore, writer: TaskWriter, drive: Drive) -> None:
+        self.config = config
+        self.store = store
+        self.writer = writer
+        self.executions = LeasedExecutions(drive, writer, store, config)
+        self.relay = _relay(config, store, writer.bus) if isinstance(writer.bus, ClusterBus) else None
+        self.reaped = 0
+        self._loops: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        """Listens for other replicas' task events, reaps what expired while
+        no replica was watching, then starts the heartbeat and reaper loops
+        (the reaper also prunes the events of tasks terminal for longer than
+        ``event_retention``)."""
+        if self.relay is not None:
+            self.relay.on_cancel = self.executions.cancel_here
+            self.executions.control = self.relay.send_control
+            await self.relay.start()
+        await self.reap()
+        loop = asyncio.get_running_loop()
+        reap_every = self.config.reap_interval or self.config.lease_ttl / 3
+        self._loops = [
+            loop.create_task(self._every(self.config.lease_ttl / 3, self.heartbeat), name="a2a-heartbeat"),
+            loop.create_task(self._every(reap_every, self.reap), name="a2a-reaper"),
+            loop.create_task(self._every(reap_every * 10, self.prune), name="a2a-event-pruner"),
+        ]
+
+    async def stop(self) -> None:
+        """Ends the heartbeat and reaper loops."""
+        for task in self._loops:
+            task.cancel()
+        for task in self._loops:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._loops = []
+        if self.relay is not None:
+            await self.relay.stop()
+
+    @staticmethod
+    async def _every(seconds: float, step: Callable[[], Awaitable[object]]) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            try:
+                await step()
+            except Exception:  # a database hiccup: try again next round
+                log.exception("cluster: %s failed", getattr(step, "__name__", step))
+
+    async def heartbeat(self) -> None:
+        """Extends every lease of this replica; interrupts the executions
+        whose lease was taken over meanwhile."""
+        held = dict(self.executions.leased)
+        alive = await self.store.renew_leases(list(held), self.config.lease_ttl)
+        for epoch, ex in held.items():
+            if epoch not in alive and self.executions.leased.pop(epoch, None) is not None:
+                log.warning("task %s: lease %d was taken over; stopping its execution", ex.task_id, epoch)
+                self.executions.interrupt(ex, "shutdown")
+
+    async def reap(self) -> int:
+        """Takes over expired leases and fails their active tasks
+        ("execution lost: replica … stopped"); returns how many it took."""
+        taken = await self.store.take_over_expired(self.config.replica_id, self.config.lease_ttl)
+        for lease in taken:
+            await self._settle(lease)
+        self.reaped += len(taken)
+        return len(taken)
+
+    async def prune(self) -> int:
+        """Deletes the events of tasks terminal for over ``event_retention`` seconds."""
+        return await self.store.prune_events(self.config.event_retention)
+
+    async def _settle(self, lease: TakenLease) -> None:
+        """The default policy for one taken-over lease: an active task
+        becomes FAILED (fenced by the reaper's new epoch); the lease goes."""
+        fence = lease.fence
+        try:
+            stored = await self.store.get(fence.task_id, lease.owner)
+            if stored is not None:
+                why = f"replica {lease.previous_replica} stopped while running the task"
+                done = await fail_lost_task(self.writer, lease.owner, stored, why, fence=fence)
+                if done is not None:
+                    log.warning("task %s: execution lost (%s): marked FAILED", fence.task_id, why)
+        except LeaseLostError:
+            return  # another reaper took it from this one (it was paused too long)
+        await self.store.release_lease(fence)

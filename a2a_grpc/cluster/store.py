@@ -1,0 +1,395 @@
+"""The cluster store: the SQL store on PostgreSQL plus the execution leases.
+
+One row per running execution in ``<prefix>leases``: the task id (primary
+key: one execution per task cluster-wide), its owner, the replica running it,
+the lease *epoch* and the expiry. Epochs come from one sequence
+(``<prefix>lease_epoch``), so they are unique cluster-wide and grow with every
+lease taken: a takeover gives the task a new epoch and the old holder's
+fence no longer matches, whether or not anybody wrote the task in between.
+Expiry is in the database's clock (``clock_timestamp()``, seconds), so the
+replicas' clocks never meet.
+
+Every task write also appends the stream event it produced to
+``<prefix>task_events`` (task id, version, event bytes, whether the task is
+terminal after it, commit time) in the same transaction, and sends
+``pg_notify('<prefix>events', 'task:version')``, which PostgreSQL delivers to
+the listening replicas only once the transaction commits
+(:mod:`a2a_grpc.cluster.bus`). Each version of a task has exactly one event
+row, so a reader that knows version V reads the rest with ``version > V``.
+
+Push delivery is claimed per (task, config) pair in ``<prefix>push_claims``
+(:meth:`ClusterStore.outbox_due`): every replica runs a dispatcher, and a
+pair's rows go out from the one replica holding its claim, in outbox order;
+the claim is renewed by each read and dropped when the pair has nothing
+pending. The claim of a replica that died expires and another replica sends
+what it left unmarked again, with the same ``A2A-Notification-Id``.
+
+Every write of an execution is fenced (:meth:`ClusterStore.check_fence`): its
+transaction first takes the lease row ``FOR KEY SHARE`` at the execution's
+epoch and commits only if it is still there; a takeover changes the row's
+epoch (a unique column, so it needs the row's ``FOR UPDATE`` lock), so the two
+serialize and no write of the old holder commits after the takeover did. A
+heartbeat changes only the expiry (``FOR NO KEY UPDATE``), which never waits
+for the fenced writes in flight.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from collections.abc import Sequence as SequenceOf
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Double,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    Sequence,
+    String,
+    Table,
+    text,
+)
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from a2a_grpc.context import Owner
+from a2a_grpc.store.base import Fence, LeaseLostError, OutboxEntry, OutboxRecord
+from a2a_grpc.store.sql import SqlTaskStore
+from a2a_grpc.types import is_terminal, pb
+
+__all__ = ["ClusterStore", "TakenLease"]
+
+_NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+
+
+@dataclass(frozen=True, slots=True)
+class TakenLease:
+    """An expired lease a reaper took over: the task, its owner, the replica
+    that held it, and the new fence (the reaper's epoch)."""
+
+    owner: Owner
+    previous_replica: str
+    fence: Fence
+
+
+def _leases_table(md: MetaData, prefix: str) -> Table:
+    return Table(
+        f"{prefix}leases",
+        md,
+        Column("task_id", String(collation="C"), primary_key=True),
+        Column("tenant", String(), nullable=False),
+        Column("owner_user", String(), nullable=False),
+        Column("replica", String(), nullable=False),
+        Column("epoch", BigInteger(), nullable=False, unique=True),
+        Column("expires_at", Double(), nullable=False),
+    )
+
+
+def _events_table(md: MetaData, prefix: str) -> Table:
+    events = Table(
+        f"{prefix}task_events",
+        md,
+        Column("task_id", String(collation="C"), primary_key=True),
+        Column("version", Integer(), primary_key=True),
+        Column("event", LargeBinary(), nullable=False),
+        Column("final", Boolean(), nullable=False),
+        Column("created_at", Double(), nullable=False),
+    )
+    Index(f"{prefix}task_events_final", events.c.created_at, postgresql_where=events.c.final)
+    return events
+
+
+def _claims_table(md: MetaData, prefix: str) -> Table:
+    return Table(
+        f"{prefix}push_claims",
+        md,
+        Column("task_id", String(collation="C"), primary_key=True),
+        Column("config_id", String(collation="C"), primary_key=True),
+        Column("replica", String(), nullable=False),
+        Column("until", Double(), nullable=False),
+    )
+
+
+class ClusterStore(SqlTaskStore):
+    """:class:`~a2a_grpc.store.sql.SqlTaskStore` on PostgreSQL with the
+    lease table and the task-event log; raises ValueError for any other
+    database (SQLite is one process: it has no cluster mode).
+    ``idle_transaction_timeout`` (seconds; the lease TTL in ``a2a-grpc serve``)
+    bounds how long a frozen replica's open transaction may hold its locks."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        table_prefix: str = "a2a_",
+        echo: bool = False,
+        idle_transaction_timeout: float = 10.0,
+    ) -> None:
+        super().__init__(url, table_prefix=table_prefix, echo=echo)
+        self.idle_transaction_timeout = idle_transaction_timeout
+        if self._is_sqlite:
+            raise ValueError("cluster mode needs PostgreSQL: SQLite serves one process only")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", table_prefix):
+            raise ValueError(f"table prefix {table_prefix!r} must be a plain SQL identifier")
+        md = self.schema.metadata
+        self.epochs = Sequence(f"{table_prefix}lease_epoch", metadata=md)
+        self.leases = _leases_table(md, table_prefix)
+        self.events = _events_table(md, table_prefix)
+        self.push_claims = _claims_table(md, table_prefix)
+        #: The NOTIFY channel of this store's task events.
+        self.channel = f"{table_prefix}events"
+        #: The NOTIFY channel of control messages between replicas ("cancel:<task id>").
+        self.control_channel = f"{table_prefix}control"
+        #: This replica's name on the push claims it takes (set by the cluster).
+        self.claimant = ""
+        #: How long a push claim lives unless renewed, seconds.
+        self.push_claim_seconds = 60.0
+        #: Whether each event write also NOTIFYs (the PostgreSQL bus); another
+        #: bus sets it False and is told of each commit by ``on_commit``.
+        self.notify_in_transaction = True
+        #: Called with (task id, version) once a task write has committed.
+        self.on_commit: Callable[[str, int], None] | None = None
+        self._event_statements()
+        self._lease_statements()
+        self._sql_claim = self._claim_statement()
+        self._sql_unclaim = text(
+            f"DELETE FROM {self.push_claims.name} c USING {self.schema.outbox.name} o "
+            "WHERE o.seq = :seq AND c.task_id = o.task_id AND c.config_id = o.config_id "
+            "AND c.replica = :replica AND NOT EXISTS (SELECT 1 FROM "
+            f"{self.schema.outbox.name} p WHERE p.task_id = o.task_id AND p.config_id = o.config_id "
+            "AND p.state = 'pending')"
+        )
+
+    def _event_statements(self) -> None:
+        ev = self.events.name
+        self._sql_event = text(
+            f"INSERT INTO {ev} (task_id, version, event, final, created_at) "
+            f"VALUES (:task, :version, :event, :final, {_NOW})"
+        )
+        self._sql_notify = text("SELECT pg_notify(:channel, :payload)")
+        self._sql_after = text(
+            f"SELECT version, event, final FROM {ev} WHERE task_id = :task AND version > :after ORDER BY version"
+        )
+        self._sql_prune = text(
+            f"DELETE FROM {ev} WHERE task_id IN (SELECT task_id FROM {ev} "
+            f"WHERE final AND created_at < {_NOW} - :age LIMIT :limit)"
+        )
+
+    def _lease_statements(self) -> None:
+        lt, seq = self.leases.name, self.epochs.name
+        self._sql_acquire = text(
+            f"INSERT INTO {lt} (task_id, tenant, owner_user, replica, epoch, expires_at) "
+            f"VALUES (:task, :tenant, :user, :replica, nextval('{seq}'), {_NOW} + :ttl) "
+            "ON CONFLICT (task_id) DO NOTHING RETURNING epoch"
+        )
+        self._sql_renew = text(
+            f"UPDATE {lt} SET expires_at = {_NOW} + :ttl WHERE epoch = ANY(:epochs) RETURNING epoch"
+        )
+        self._sql_release = text(f"DELETE FROM {lt} WHERE task_id = :task AND epoch = :epoch")
+        self._sql_fence = text(f"SELECT 1 FROM {lt} WHERE task_id = :task AND epoch = :epoch FOR KEY SHARE")
+        self._sql_take = text(
+            f"WITH expired AS (SELECT task_id, replica FROM {lt} WHERE expires_at < {_NOW} "
+            "ORDER BY expires_at LIMIT :limit FOR UPDATE SKIP LOCKED) "
+            f"UPDATE {lt} AS l SET replica = :replica, epoch = nextval('{seq}'), expires_at = {_NOW} + :ttl "
+            "FROM expired WHERE l.task_id = expired.task_id "
+            "RETURNING l.task_id, l.tenant, l.owner_user, expired.replica, l.epoch"
+        )
+        self._sql_count = text(f"SELECT count(*) FROM {lt}")
+        self._sql_steal = text(
+            f"UPDATE {lt} SET replica = :replica, epoch = nextval('{seq}'), expires_at = {_NOW} + :ttl "
+            "WHERE task_id = :task RETURNING epoch"
+        )
+        self._sql_holder = text(f"SELECT replica FROM {lt} WHERE task_id = :task")
+
+    event_log = True
+
+    def log_event(self, conn: Connection, task_id: str, version: int, event: pb.StreamResponse) -> None:
+        """Inside a task write: appends the event and (PostgreSQL bus) notifies
+        the listening replicas (delivered on commit; payload ``task:version``)."""
+        conn.execute(
+            self._sql_event,
+            {"task": task_id, "version": version, "event": event.SerializeToString(), "final": _final(event)},
+        )
+        if self.notify_in_transaction:
+            conn.execute(self._sql_notify, {"channel": self.channel, "payload": f"{task_id}:{version}"})
+
+    async def create(self, task: pb.Task, owner: Owner, *, fence: Fence | None = None) -> int:
+        """As the SQL store's; then ``on_commit``."""
+        version = await super().create(task, owner, fence=fence)
+        if self.on_commit is not None:
+            self.on_commit(task.id, version)
+        return version
+
+    async def update(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        expected_version: int,
+        *,
+        outbox: SequenceOf[OutboxEntry] = (),
+        fence: Fence | None = None,
+        event: pb.StreamResponse | None = None,
+    ) -> int:
+        """As the SQL store's; then ``on_commit``."""
+        version = await super().update(task, owner, expected_version, outbox=outbox, fence=fence, event=event)
+        if self.on_commit is not None:
+            self.on_commit(task.id, version)
+        return version
+
+    async def events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+        """The logged events of ``task_id`` with versions above ``after``, in
+        version order: (version, event, whether the task is terminal after it)."""
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(self._sql_after, {"task": task_id, "after": after})).all()
+        return [(int(r[0]), pb.StreamResponse.FromString(r[1]), bool(r[2])) for r in rows]
+
+    async def prune_events(self, older_than: float, limit: int = 1000) -> int:
+        """Deletes the events of up to ``limit`` tasks that became terminal
+        more than ``older_than`` seconds ago; returns how many rows went."""
+        async with self._write() as conn:
+            result = await conn.execute(self._sql_prune, {"age": older_than, "limit": limit})
+        return int(result.rowcount or 0)
+
+    def _claim_statement(self) -> Any:
+        """Claims the (task, config) pairs that have due rows and no live
+        claim of another replica, then reads the due rows of the pairs this
+        replica holds: one replica delivers a pair at a time, in order."""
+        o, c = self.schema.outbox.name, self.push_claims.name
+        return text(
+            f"WITH due AS (SELECT DISTINCT task_id, config_id FROM {o} "
+            "WHERE state = 'pending' AND next_attempt_at <= :now ORDER BY task_id, config_id LIMIT :limit), "
+            f"held AS (INSERT INTO {c} (task_id, config_id, replica, until) "
+            f"SELECT task_id, config_id, :replica, {_NOW} + :ttl FROM due "
+            f"ON CONFLICT (task_id, config_id) DO UPDATE SET replica = :replica, until = {_NOW} + :ttl "
+            f"WHERE {c}.replica = :replica OR {c}.until < {_NOW} RETURNING task_id, config_id) "
+            f"SELECT o.seq, o.task_id, o.config_id, o.event_id, o.payload, o.attempts, o.next_attempt_at, "
+            f"o.state, o.last_error FROM {o} o JOIN held h ON o.task_id = h.task_id "
+            "AND o.config_id = h.config_id WHERE o.state = 'pending' AND o.next_attempt_at <= :now "
+            "ORDER BY o.seq LIMIT :limit"
+        )
+
+    async def outbox_due(self, now: float, limit: int) -> list[OutboxRecord]:
+        """Due rows of the (task, config) pairs this replica claims (see the
+        module docstring): a pair claimed by a live other replica is left to
+        it; the claim of a dead one expires after ``push_claim_seconds`` and
+        its unmarked rows are sent again, with the same notification ids."""
+        params = {"now": now, "limit": limit, "replica": self.claimant, "ttl": self.push_claim_seconds}
+        async with self._write() as conn:
+            rows = (await conn.execute(self._sql_claim, params)).all()
+        return [
+            OutboxRecord(
+                seq=r[0],
+                entry=OutboxEntry(task_id=r[1], config_id=r[2], event_id=r[3], payload=bytes(r[4])),
+                attempts=r[5],
+                next_attempt_at=r[6],
+                state=r[7],
+                last_error=r[8],
+            )
+            for r in rows
+        ]
+
+    async def outbox_mark(
+        self, seq: int, *, state: str, attempts: int, next_attempt_at: float, last_error: str = ""
+    ) -> None:
+        """As the SQL store's, then drops this replica's claim of the row's
+        pair once the pair has no pending row left."""
+        await super().outbox_mark(
+            seq, state=state, attempts=attempts, next_attempt_at=next_attempt_at, last_error=last_error
+        )
+        if state != "pending":
+            async with self._write() as conn:
+                await conn.execute(self._sql_unclaim, {"seq": seq, "replica": self.claimant})
+
+    async def _create_engine(self) -> AsyncEngine:
+        """The PostgreSQL pool, its sessions ended by the server when they sit
+        idle inside a transaction for ``idle_transaction_timeout`` seconds: a
+        replica frozen mid-write (SIGSTOP, a long GC pause) must not hold the
+        lease row it locked, or nobody could take its lease over."""
+        ms = str(max(1, int(self.idle_transaction_timeout * 1000)))
+        return create_async_engine(
+            self.url,
+            echo=self._echo,
+            pool_pre_ping=True,
+            connect_args={"server_settings": {"idle_in_transaction_session_timeout": ms}},
+        )
+
+    def check_fence(self, conn: Connection, fence: Fence) -> None:
+        """Inside a write transaction: takes ``fence``'s lease row FOR KEY SHARE;
+        raises LeaseLostError (rolling the write back) when the task's lease
+        no longer has that epoch."""
+        row = conn.execute(self._sql_fence, {"task": fence.task_id, "epoch": fence.epoch}).first()
+        if row is None:
+            raise LeaseLostError(fence.task_id)
+
+    async def acquire_lease(self, task_id: str, owner: Owner, replica: str, ttl: float) -> Fence | None:
+        """Takes the lease of ``task_id`` for ``ttl`` seconds; None when the
+        task already has one (running elsewhere, or expired and not yet
+        taken over by a reaper)."""
+        params = {"task": task_id, "tenant": owner.tenant, "user": owner.user, "replica": replica, "ttl": ttl}
+        async with self._write() as conn:
+            epoch = (await conn.execute(self._sql_acquire, params)).scalar_one_or_none()
+        return None if epoch is None else Fence(task_id, int(epoch))
+
+    async def renew_leases(self, epochs: list[int], ttl: float) -> set[int]:
+        """Extends the leases with these epochs by ``ttl`` seconds from now;
+        returns the epochs still held (the others were taken over)."""
+        if not epochs:
+            return set()
+        async with self._write() as conn:
+            rows = (await conn.execute(self._sql_renew, {"epochs": epochs, "ttl": ttl})).scalars().all()
+        return {int(e) for e in rows}
+
+    async def release_lease(self, fence: Fence) -> None:
+        """Drops the lease if it still has ``fence``'s epoch (no-op otherwise)."""
+        async with self._write() as conn:
+            await conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
+
+    async def take_over_expired(self, replica: str, ttl: float, limit: int = 100) -> list[TakenLease]:
+        """Takes over up to ``limit`` expired leases for ``replica`` (new
+        epochs, ``ttl`` seconds): from this commit on, their old holders'
+        fenced writes fail. Leases another reaper is taking are skipped."""
+        params = {"replica": replica, "ttl": ttl, "limit": limit}
+        async with self._write() as conn:
+            rows = (await conn.execute(self._sql_take, params)).all()
+        return [TakenLease(Owner(r[1], r[2]), r[3], Fence(r[0], int(r[4]))) for r in rows]
+
+    async def lease_holder(self, task_id: str) -> str | None:
+        """The replica holding ``task_id``'s lease, or None."""
+        async with self.engine.connect() as conn:
+            return (await conn.execute(self._sql_holder, {"task": task_id})).scalar_one_or_none()
+
+    async def steal_lease(self, task_id: str, replica: str, ttl: float) -> Fence | None:
+        """Takes ``task_id``'s lease from whoever holds it, expired or not (a
+        new epoch: the holder's fenced writes fail from this commit on); None
+        when the task has no lease. Used to force a cancel the holder did not
+        answer."""
+        params = {"task": task_id, "replica": replica, "ttl": ttl}
+        async with self._write() as conn:
+            epoch = (await conn.execute(self._sql_steal, params)).scalar_one_or_none()
+        return None if epoch is None else Fence(task_id, int(epoch))
+
+    async def send_control(self, message: str) -> None:
+        """NOTIFY the replicas' relays on the control channel."""
+        async with self._write() as conn:
+            await conn.execute(self._sql_notify, {"channel": self.control_channel, "payload": message})
+
+    async def lease_count(self) -> int:
+        """How many leases exist (tests, health)."""
+        async with self.engine.connect() as conn:
+            return int((await conn.execute(self._sql_count)).scalar_one())
+
+
+def _final(event: pb.StreamResponse) -> bool:
+    """Whether the task is terminal after ``event``."""
+    kind = event.WhichOneof("payload")
+    if kind == "task":
+        return is_terminal(event.task.status.state)
+    if kind == "status_update":
+        return is_terminal(event.status_update.status.state)
+    return False

@@ -1,0 +1,181 @@
+"""Cross-replica event latency and takeover time in cluster mode (issue 12).
+
+``python -m bench.cluster_latency [--events N] [--tasks T]`` starts two
+``a2a-grpc serve --cluster`` replicas on a fresh PostgreSQL database
+(``$A2A_GRPC_TEST_POSTGRES_URL`` or postgresql://postgres@127.0.0.1:5432/test
+names the server; the database is dropped afterwards) and measures:
+
+- **cross-replica latency**: a task runs on r1 (:class:`StampAgent`: each
+  artifact chunk carries ``time.time_ns()`` taken just before the agent yields
+  it, i.e. before r1 writes it); a SubscribeToTask on r2 over gRPC records
+  when each chunk arrives. The figure is yield → received on r2: r1's
+  transaction with its NOTIFY, the wake-up of r2's relay, its read of the
+  event log, and the gRPC stream to the subscriber (same machine, one clock);
+- the same with the subscriber on r1 (the in-process bus: the baseline);
+- **takeover time**: ``kill -9`` of a replica running a task → the task is
+  FAILED on the other, for the chosen ``--lease-ttl``.
+
+Prints p50/p90/p99/max in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from a2a_grpc.client import A2AClient
+from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.types import Event, pb
+
+REPO = Path(__file__).resolve().parent.parent
+PG = os.environ.get("A2A_GRPC_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+_IFACE = re.compile(r"^\s+HTTP\+JSON\s+(\S+)\s*$", re.M)
+
+
+class StampAgent(AgentExecutor):
+    """``N D``: N artifact chunks D seconds apart, each the time it was yielded (ns)."""
+
+    card = pb.AgentCard(
+        name="Stamp Agent",
+        description="Timestamps its artifact chunks (cluster latency bench).",
+        version="1.0.0",
+        capabilities=pb.AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[pb.AgentSkill(id="stamp", name="Stamp", description="Timestamps.", tags=["bench"])],
+    )
+
+    async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:
+        n, delay = ctx.text().split()
+        yield ctx.status(pb.TASK_STATE_WORKING)
+        for i in range(int(n)):
+            await asyncio.sleep(float(delay))
+            yield ctx.artifact([str(time.time_ns())], artifact_id="t", append=i > 0)
+        yield ctx.status(pb.TASK_STATE_COMPLETED)
+
+
+def _start(name: str, store: str, ttl: float, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    cli = str(Path(sys.executable).parent / "a2a-grpc")
+    argv = [cli, "serve", "--agent", "bench.cluster_latency:StampAgent", "--grpc-port", "0"]
+    argv += ["--http-port", "0", "--store", store, "--cluster", "--replica-id", name]
+    argv += ["--lease-ttl", str(ttl), "--log-level", "WARNING"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            argv, cwd=REPO, stdout=out, stderr=out, env={**os.environ, "PYTHONPATH": str(REPO)}
+        )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = _IFACE.search(log.read_text(errors="replace"))
+        if found and "card " in log.read_text(errors="replace"):
+            return proc, found.group(1)
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise RuntimeError(f"{name} did not start:\n{log.read_text()}")
+
+
+async def _latencies(run_on: str, watch_on: str, events: int, delay: float) -> list[float]:
+    """Milliseconds from each chunk's yield on ``run_on`` to its arrival at a subscriber on ``watch_on``."""
+    runner = await A2AClient.connect(run_on, bindings=("grpc",))
+    watcher = await A2AClient.connect(watch_on, bindings=("grpc",))
+    out: list[float] = []
+    try:
+        cfg = pb.SendMessageConfiguration(return_immediately=True)
+        task = (await runner.send_message(f"{events} {delay}", configuration=cfg)).task
+        async for event in watcher.subscribe_to_task(task.id):
+            now = time.time_ns()
+            if event.WhichOneof("payload") == "artifact_update":
+                out.append((now - int(event.artifact_update.artifact.parts[0].text)) / 1e6)
+    finally:
+        await runner.close()
+        await watcher.close()
+    return out
+
+
+async def _takeover(store: str, ttl: float, survivor: str, tmp: Path) -> float:
+    """Seconds from kill -9 of a replica running a task to the task FAILED on ``survivor``."""
+    proc, url = _start("victim", store, ttl, tmp / "victim.log")
+    try:
+        client = await A2AClient.connect(url, bindings=("grpc",))
+        cfg = pb.SendMessageConfiguration(return_immediately=True)
+        task = (await client.send_message("1000 0.05", configuration=cfg)).task
+        await client.close()
+        await asyncio.sleep(0.3)
+        proc.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        watcher = await A2AClient.connect(survivor, bindings=("grpc",))
+        try:
+            while True:
+                if (await watcher.get_task(task.id)).status.state == pb.TASK_STATE_FAILED:
+                    break
+                await asyncio.sleep(0.01)
+        finally:
+            await watcher.close()
+        return time.monotonic() - killed
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _summary(name: str, values: list[float]) -> str:
+    values = sorted(values)
+    q = statistics.quantiles(values, n=100)
+    return (
+        f"{name:<28} n={len(values):<5} p50={q[49]:.2f} ms  p90={q[89]:.2f} ms  "
+        f"p99={q[98]:.2f} ms  max={values[-1]:.2f} ms"
+    )
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=200, help="events per task")
+    ap.add_argument("--tasks", type=int, default=5, help="tasks per measurement")
+    ap.add_argument("--delay", type=float, default=0.005, help="seconds between two events")
+    ap.add_argument("--lease-ttl", type=float, default=3.0)
+    args = ap.parse_args()
+    import asyncpg
+
+    name = f"a2a_bench_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(PG)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    store = PG.rsplit("/", 1)[0] + "/" + name
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = []
+        try:
+            p1, r1 = _start("r1", store, args.lease_ttl, Path(tmp) / "r1.log")
+            procs.append(p1)
+            p2, r2 = _start("r2", store, args.lease_ttl, Path(tmp) / "r2.log")
+            procs.append(p2)
+            await _latencies(r1, r2, 20, args.delay)  # warm-up
+            cross, local = [], []
+            for _ in range(args.tasks):
+                cross += await _latencies(r1, r2, args.events, args.delay)
+                local += await _latencies(r1, r1, args.events, args.delay)
+            took = [await _takeover(store, args.lease_ttl, r2, Path(tmp)) for _ in range(3)]
+        finally:
+            for p in procs:
+                p.send_signal(signal.SIGTERM)
+                p.wait(10)
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            await admin.close()
+    print(_summary("r1 → subscriber on r2", cross))
+    print(_summary("r1 → subscriber on r1", local))
+    print(
+        f"takeover after kill -9 (lease TTL {args.lease_ttl:g} s, reaper every {args.lease_ttl / 3:g} s): "
+        + ", ".join(f"{t:.2f} s" for t in took)
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

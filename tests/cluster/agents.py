@@ -1,0 +1,62 @@
+"""The agent the multi-process cluster tests serve (``--agent
+tests.cluster.agents:StepsAgent``).
+
+The message text picks the behaviour:
+
+- ``steps=N delay=S``: WORKING, then N artifact chunks S seconds apart, then
+  COMPLETED (default 3 steps, 0.05 s);
+  with ``stamp=1`` each chunk's text is the time it was yielded
+  (``time.time_ns()``: the cross-replica latency bench);
+- ``ask``: INPUT_REQUIRED at once (an interrupted task, no execution left).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+
+from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.types import Event, pb
+
+log = logging.getLogger("steps")
+
+
+def _params(text: str) -> dict[str, str]:
+    return dict(word.split("=", 1) for word in text.split() if "=" in word)
+
+
+class StepsAgent(AgentExecutor):
+    """Works in timed steps (see the module docstring)."""
+
+    card = pb.AgentCard(
+        name="Steps Agent",
+        description="Works in timed steps; for the cluster tests.",
+        version="1.0.0",
+        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[pb.AgentSkill(id="steps", name="Steps", description="Timed steps.", tags=["test"])],
+    )
+
+    async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:
+        text = ctx.text()
+        if text.strip() == "ask":
+            yield ctx.status(pb.TASK_STATE_INPUT_REQUIRED, "what next?")
+            return
+        params = _params(text)
+        steps, delay = int(params.get("steps", "3")), float(params.get("delay", "0.05"))
+        stamp = params.get("stamp") == "1"
+        yield ctx.status(pb.TASK_STATE_WORKING)
+        try:
+            for i in range(steps):
+                await asyncio.sleep(delay)
+                text = str(time.time_ns()) if stamp else f"chunk {i}"
+                yield ctx.artifact([text], artifact_id="out", append=i > 0, last_chunk=i == steps - 1)
+        except (asyncio.CancelledError, GeneratorExit) as stop:
+            # CancelledError while it awaits; GeneratorExit when the
+            # interruption came while the server applied its last event.
+            log.warning("agent stopped by %s on task %s", type(stop).__name__, ctx.task_id)
+            raise
+        yield ctx.status(pb.TASK_STATE_COMPLETED)
