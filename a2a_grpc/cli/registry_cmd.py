@@ -110,6 +110,20 @@ def _env(name: str) -> dict[str, Any]:
     **_env("TIMEOUT"),
     help="Seconds a card fetch or gRPC health check may take.",
 )
+@click.option(
+    "--trust",
+    "trust",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    **_env("TRUST"),
+    help="Public key, certificate or JWK set whose card signatures are checked at registration (repeatable).",
+)
+@click.option(
+    "--require-signed-cards/--no-require-signed-cards",
+    default=False,
+    **_env("REQUIRE_SIGNED_CARDS"),
+    help="Refuse agents whose card has no signature that verifies with a --trust key.",
+)
 def serve_registry(
     host: str,
     grpc_port: int,
@@ -121,6 +135,8 @@ def serve_registry(
     check_jitter: float,
     failure_threshold: int,
     timeout: float,
+    trust: tuple[str, ...],
+    require_signed_cards: bool,
 ) -> None:
     """Serve the agent registry until SIGINT/SIGTERM."""
     logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -142,6 +158,8 @@ def serve_registry(
             check_jitter=check_jitter,
             failure_threshold=failure_threshold,
             fetch_timeout_seconds=timeout,
+            trusted_keys=_trusted(trust),
+            require_signed_cards=require_signed_cards,
         )
         server = RegistryServer(config)
     except ValueError as exc:
@@ -165,6 +183,15 @@ def serve_registry(
         asyncio.run(main())
     except OSError as exc:
         raise click.ClickException(f"cannot start: {exc}") from None
+
+
+def _trusted(paths: tuple[str, ...]) -> Any:
+    """The ``--trust`` keys (None without any); ValueError for a bad file."""
+    if not paths:
+        return None
+    from a2a_grpc.cardsign import TrustedKeys
+
+    return TrustedKeys.from_files(paths)
 
 
 _registry_option = click.option(

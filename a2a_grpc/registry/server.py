@@ -60,7 +60,31 @@ class RegistryConfig:
     failure_threshold: int = 3
     fetch_timeout_seconds: float = 10.0
     #: The signed-card policy hook: called with each fetched card, raises A2AError to refuse it.
+    #: Unset, it is :func:`signed_card_policy` of ``trusted_keys`` and ``require_signed_cards``.
     verify_card: Callable[[pb.AgentCard], None] | None = field(default=None, repr=False)
+    #: Public keys whose card signatures are checked (a2a_grpc.cardsign.TrustedKeys): a card
+    #: signed with a ``kid`` they hold must verify, or it is refused (spec §8.4.3).
+    trusted_keys: Any = field(default=None, repr=False)
+    #: Refuse cards without a signature that verifies with ``trusted_keys``.
+    require_signed_cards: bool = False
+
+
+def signed_card_policy(trusted: Any, require: bool) -> Callable[[pb.AgentCard], None] | None:
+    """The registration check of signed cards (None when there is nothing
+    to check): every signature whose ``kid`` names a ``trusted`` key must
+    verify, at least one must when the card is signed and keys are trusted,
+    and with ``require`` an unsigned card is refused too. Refusals are
+    A2AError(INVALID_AGENT_RESPONSE) naming the card (spec §8.4.3)."""
+    if trusted is None and not require:
+        return None
+    from a2a_grpc.cardsign import TrustedKeys, verify_card
+
+    keys = trusted if trusted is not None else TrustedKeys()
+
+    def verify(card: pb.AgentCard) -> None:
+        verify_card(card, keys, require=require, source=f"the agent card of {card.name!r}")
+
+    return verify
 
 
 class RegistryServer:
@@ -71,7 +95,7 @@ class RegistryServer:
         fetcher = CardFetcher(
             open_policy(config.allow_private, config.allow),
             timeout=config.fetch_timeout_seconds,
-            verify=config.verify_card,
+            verify=config.verify_card or signed_card_policy(config.trusted_keys, config.require_signed_cards),
         )
         store = RegistryStore(config.store_url, table_prefix=config.table_prefix)
         self.registry = AgentRegistry(store, fetcher, failure_threshold=config.failure_threshold)
