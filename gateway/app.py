@@ -19,6 +19,8 @@ from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc.compat.jsonrpc import JsonRpcDialect
+from a2a_grpc.compat.v03 import hybrid_card_json
 from a2a_grpc.httprule import RouteTable, compile_service
 from a2a_grpc.types import pb
 from gateway.body import MAX_BODY_KEY
@@ -81,11 +83,12 @@ def create_app(
     app[STOPPING_KEY] = stopping
     app[MAX_BODY_KEY] = max_body_bytes
 
-    card = CardEndpoint(card_source, max_age_seconds=card_max_age_seconds)
+    card = CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=hybrid_card_json)
     for path in CARD_PATHS:
         app.router.add_get(path, card.handle)
 
-    jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive_seconds, stopping=stopping)
+    v03 = JsonRpcDialect(servicer, keepalive=keepalive_seconds, stopping=stopping)
+    jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive_seconds, stopping=stopping, dialect=v03)
     app.router.add_post(jsonrpc_path, jsonrpc.handle)
 
     rest = RestBinding(

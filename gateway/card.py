@@ -45,10 +45,18 @@ def etag_matches(if_none_match: str, etag: str) -> bool:
 
 
 class CardEndpoint:
-    """aiohttp handler serving ``card_source()`` with caching headers."""
+    """aiohttp handler serving ``card_source()`` with caching headers;
+    ``render`` turns the card into the JSON text served (default: ProtoJSON)."""
 
-    def __init__(self, card_source: Callable[[], Any], *, max_age_seconds: int = 300) -> None:
+    def __init__(
+        self,
+        card_source: Callable[[], Any],
+        *,
+        max_age_seconds: int = 300,
+        render: Callable[[Any], str] = protojson.to_json,
+    ) -> None:
         self.card_source = card_source
+        self.render = render
         self.max_age_seconds = max_age_seconds
         self._etag = ""
         self._since = 0.0
@@ -61,7 +69,7 @@ class CardEndpoint:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """GET/HEAD of the card; 304 on a matching conditional request."""
         try:
-            body = protojson.to_json(self.card_source()).encode("utf-8")
+            body = self.render(self.card_source()).encode("utf-8")
         except Exception:
             log.exception("agent card source failed")
             return error_response(A2AError(ErrorCode.INTERNAL, "agent card unavailable").to_status())
