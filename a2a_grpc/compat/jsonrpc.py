@@ -144,10 +144,13 @@ class JsonRpcDialect:
                 stopping=self.stopping,
             )
         try:
-            result = await handler(message, ctx)
+            if method.rpc == "GetTaskPushNotificationConfig" and not message.id:
+                result = await _only_config(self.servicer, message, ctx)
+            else:
+                result = await handler(message, ctx)
         except (GatewayAbort, A2AError) as exc:
             return envelope.error(A2AError.from_status(status_of(exc)), ctx.response_headers())
-        return envelope.result(_result(method, result), ctx.response_headers())
+        return envelope.result(_result(method, result, str(request.url)), ctx.response_headers())
 
     @staticmethod
     def _request(method: Method, params: Any) -> Any:
@@ -163,10 +166,12 @@ def _descriptor(name: str) -> Any:
     return pb.DESCRIPTOR.message_types_by_name[name]
 
 
-def _result(method: Method, result: Any) -> Any:
+def _result(method: Method, result: Any, url: str) -> Any:
     if not method.result:
         return None
     value = protojson.to_dict(result)
+    if method.rpc == "GetExtendedAgentCard":
+        return v03.legacy_card(value, url)
     if method.rpc == "ListTaskPushNotificationConfigs":
         return [DIALECT.down(method.result, c) for c in value.get("configs", [])]
     return DIALECT.down(method.result, value)
@@ -230,6 +235,16 @@ async def _legacy_events(
         "status": state,
         "final": True,
     }
+
+
+async def _only_config(servicer: Any, request: Any, ctx: V03Context) -> Any:
+    """``tasks/pushNotificationConfig/get`` with bare TaskIdParams (C11): the
+    task's first config; TaskNotFoundError when it has none."""
+    listing = pb.ListTaskPushNotificationConfigsRequest(task_id=request.task_id, tenant=request.tenant)
+    configs = (await servicer.ListTaskPushNotificationConfigs(listing, ctx)).configs
+    if not configs:
+        raise A2AError(ErrorCode.TASK_NOT_FOUND, f"task {request.task_id!r} has no push notification config")
+    return configs[0]
 
 
 def _status_of(event: Json) -> tuple[str, str, Json] | None:

@@ -72,10 +72,10 @@ def _part_down(p: Json) -> Json:
     elif "data" in p:
         data = p["data"]
         if not isinstance(data, dict):  # C4: v0.3 data is an object
-            data = {"value": data}
-            meta = {**(meta or {}), WRAPPED_KEY: True}
+            data = {"value": data}  # the flag says whether the part had metadata of its own
+            meta = {**(meta or {}), WRAPPED_KEY: meta is not None}
         out = {"kind": "data", "data": data}
-    if meta:
+    if meta is not None:
         out["metadata"] = meta
     return out
 
@@ -102,15 +102,16 @@ def _part_up(p: Json) -> Json:
             out["filename"] = file["name"]
     elif kind == "data":
         data = p.get("data")
-        if isinstance(meta, dict) and meta.get(WRAPPED_KEY) and isinstance(data, dict) and "value" in data:
+        if isinstance(meta, dict) and WRAPPED_KEY in meta and isinstance(data, dict) and "value" in data:
             data = data["value"]
-            meta = {k: v for k, v in meta.items() if k != WRAPPED_KEY}
+            had = meta[WRAPPED_KEY] is True
+            meta = {k: v for k, v in meta.items() if k != WRAPPED_KEY} if had else None
         out["data"] = data
     else:
         raise A2AError.invalid_params(
             FieldViolation("part.kind", f"must be 'text', 'file' or 'data', not {kind!r}")
         )
-    if meta:
+    if meta is not None:
         out["metadata"] = meta
     return out
 
@@ -343,10 +344,11 @@ def error_object(err: A2AError) -> Json:
 
 
 def legacy_card(card: Json, jsonrpc_url: str) -> Json:
-    """The pure v0.3 AgentCard of the v1.0 card ``card`` (ProtoJSON dict)
-    whose v0.3 JSON-RPC endpoint is ``jsonrpc_url`` (C10, C12, C15)."""
+    """The pure v0.3 AgentCard of the v1.0 card ``card`` (ProtoJSON dict):
+    its v0.3 JSON-RPC endpoint is the card's untenanted JSONRPC interface,
+    else ``jsonrpc_url`` (C10, C12, C15)."""
     out = DIALECT.down("AgentCard", card)
-    out.update(_endpoint_fields(card, jsonrpc_url))
+    out.update(_endpoint_fields(card, _jsonrpc_url(card) or jsonrpc_url))
     out.setdefault("capabilities", {})["stateTransitionHistory"] = False
     return out
 
@@ -362,12 +364,8 @@ def _endpoint_fields(card: Json, jsonrpc_url: str) -> Json:
     }
 
 
-def hybrid_card(card: Json) -> Json:
-    """The v1.0 card ``card`` plus the v0.3 top-level endpoint fields (legacy
-    digest §6.5), so one ``/.well-known/agent-card.json`` serves both: the
-    v0.3 JSON-RPC endpoint is the v1.0 JSONRPC interface's URL (the dialect
-    is served at the same URL). ``securitySchemes`` keeps the v1.0 shape."""
-    url = next(
+def _jsonrpc_url(card: Json) -> str:
+    return next(
         (
             i.get("url", "")
             for i in card.get("supportedInterfaces", [])
@@ -375,6 +373,14 @@ def hybrid_card(card: Json) -> Json:
         ),
         "",
     )
+
+
+def hybrid_card(card: Json) -> Json:
+    """The v1.0 card ``card`` plus the v0.3 top-level endpoint fields (legacy
+    digest §6.5), so one ``/.well-known/agent-card.json`` serves both: the
+    v0.3 JSON-RPC endpoint is the v1.0 JSONRPC interface's URL (the dialect
+    is served at the same URL). ``securitySchemes`` keeps the v1.0 shape."""
+    url = _jsonrpc_url(card)
     if not url:
         return card
     return {**card, **_endpoint_fields(card, url)}
