@@ -20,7 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from a2a_grpc.compat.jsonrpc import JsonRpcDialect
-from a2a_grpc.compat.v03 import hybrid_card_json
+from a2a_grpc.compat.v03 import card_json
 from a2a_grpc.httprule import RouteTable, compile_service
 from a2a_grpc.types import pb
 from gateway.body import MAX_BODY_KEY
@@ -45,6 +45,11 @@ STOPPING_KEY = web.AppKey("a2a_stopping", asyncio.Event)
 
 #: Default limit of a request body: a 16 MiB gRPC message grows by a third in base64.
 DEFAULT_MAX_BODY_BYTES = 24 * 1024 * 1024
+
+
+def _card_json(card: pb.AgentCard, request: web.Request) -> str:
+    """The card in the dialect of the caller's ``A2A-Version`` (header or query)."""
+    return card_json(card, request.headers.get("A2A-Version") or request.query.get("A2A-Version", ""))
 
 
 def create_app(
@@ -83,7 +88,7 @@ def create_app(
     app[STOPPING_KEY] = stopping
     app[MAX_BODY_KEY] = max_body_bytes
 
-    card = CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=hybrid_card_json)
+    card = CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=_card_json)
     for path in CARD_PATHS:
         app.router.add_get(path, card.handle)
 

@@ -30,7 +30,7 @@ __all__ = [
     "error_object",
     "final_of",
     "hybrid_card",
-    "hybrid_card_json",
+    "card_json",
     "legacy_card",
 ]
 
@@ -386,6 +386,11 @@ def hybrid_card(card: Json) -> Json:
     return {**card, **_endpoint_fields(card, url)}
 
 
-def hybrid_card_json(card: Any) -> str:
-    """:func:`hybrid_card` of a ``pb.AgentCard``, as JSON text."""
+def card_json(card: Any, version: str) -> str:
+    """The JSON text of the ``pb.AgentCard`` ``card`` for a caller that sent
+    ``A2A-Version: version``: the pure v1.0 card for ``1.x``; for no header
+    (which means 0.3, spec §3.6.2) or ``0.x`` the :func:`hybrid_card`, which
+    v0.3 clients read and lenient v1.0 clients too."""
+    if version.strip().startswith("1."):
+        return protojson.to_json(card)
     return protojson.dumps(hybrid_card(protojson.to_dict(card)))
