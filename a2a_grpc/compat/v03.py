@@ -27,10 +27,10 @@ __all__ = [
     "METHODS",
     "PROTOCOL_VERSION",
     "Method",
+    "card_json",
     "error_object",
     "final_of",
     "hybrid_card",
-    "card_json",
     "legacy_card",
 ]
 
