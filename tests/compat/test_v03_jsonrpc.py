@@ -215,3 +215,21 @@ async def test_extended_card_is_the_pure_v03_card() -> None:
         card["url"] == url and card["protocolVersion"] == "0.3.0" and card["preferredTransport"] == "JSONRPC"
     )
     assert "supportedInterfaces" not in card and card["capabilities"]["stateTransitionHistory"] is False
+
+
+async def test_task_created_in_v03_is_read_and_canceled_over_v1_grpc(rpc: Any, server: A2AServer) -> None:
+    import grpc
+
+    from a2a_grpc.gen.lf.a2a.v1 import a2a_pb2_grpc
+
+    task = (await rpc("message/send", {"message": msg("slow 30"), "configuration": {"blocking": False}}))[
+        "result"
+    ]
+    md = (("a2a-version", "1.0"),)
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+        stub = a2a_pb2_grpc.A2AServiceStub(channel)
+        got = await stub.GetTask(pb.GetTaskRequest(id=task["id"]), metadata=md)
+        assert got.context_id == task["contextId"]
+        canceled = await stub.CancelTask(pb.CancelTaskRequest(id=task["id"]), metadata=md)
+        assert canceled.status.state == pb.TASK_STATE_CANCELED
+    assert (await rpc("tasks/get", {"id": task["id"]}))["result"]["status"]["state"] == "canceled"
