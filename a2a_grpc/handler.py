@@ -61,13 +61,14 @@ class HandlerConfig:
     """Server policy where the spec leaves room (design.md).
 
     ``strict_version``: a request without ``A2A-Version`` is version 0.3 (spec
-    §3.6.2) and gets VERSION_NOT_SUPPORTED; when False (default) it is served as
-    1.0. ``subscriber_buffer``: events a stream may lag before it is closed with
+    §3.6.2), so a v1.0 RPC without it gets VERSION_NOT_SUPPORTED (the default;
+    the v0.3 methods are served by the dialect, :mod:`a2a_grpc.compat`); when
+    False (``--lenient-version``) it is served as 1.0. ``subscriber_buffer``: events a stream may lag before it is closed with
     RESOURCE_EXHAUSTED. ``cancel_grace_seconds``: how long CancelTask waits for
     the agent to stop. ``max_request_bytes``: larger requests are PAYLOAD_TOO_LARGE.
     """
 
-    strict_version: bool = False
+    strict_version: bool = True
     supported_versions: frozenset[str] = frozenset({"1.0"})
     subscriber_buffer: int = 1024
     cancel_grace_seconds: float = 5.0

@@ -216,7 +216,9 @@ class InterceptorChain:
 class VersionNegotiation(CallInterceptor):
     """``A2A-Version`` (spec §3.6): Major.Minor must be one of ``supported``
     (the patch is ignored). Absent means 0.3 (spec §3.6.2): refused when
-    ``strict``, served as the current version otherwise. Raises
+    ``strict`` with a message telling the caller to send ``A2A-Version: 1.0``
+    (the v0.3 methods are the dialect's, :mod:`a2a_grpc.compat`, which calls
+    in as 1.0), served as the current version otherwise. Raises
     VERSION_NOT_SUPPORTED with ``supportedVersions`` (and
     ``requestedVersion``) in the ErrorInfo metadata."""
 
@@ -231,7 +233,8 @@ class VersionNegotiation(CallInterceptor):
             if self.strict:
                 raise A2AError(
                     ErrorCode.VERSION_NOT_SUPPORTED,
-                    f"no A2A-Version given, which means 0.3; this server serves {listed}",
+                    f"no A2A-Version given, which means 0.3, and {call.rpc_name} is not an A2A 0.3 method;"
+                    f" send the header A2A-Version: 1.0 (this server serves {listed} and the 0.3 methods)",
                     metadata={"supportedVersions": ",".join(sorted(self.supported))},
                 )
             return

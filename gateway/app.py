@@ -19,6 +19,8 @@ from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc.compat.jsonrpc import JsonRpcDialect
+from a2a_grpc.compat.v03 import card_json
 from a2a_grpc.httprule import RouteTable, compile_service
 from a2a_grpc.types import pb
 from gateway.body import MAX_BODY_KEY, MAX_MESSAGE_KEY
@@ -44,6 +46,24 @@ STOPPING_KEY = web.AppKey("a2a_stopping", asyncio.Event)
 
 #: Default limit of a request body: a 16 MiB gRPC message grows by a third in base64.
 DEFAULT_MAX_BODY_BYTES = 24 * 1024 * 1024
+
+
+def _card_json(card: pb.AgentCard, request: web.Request) -> str:
+    """The card in the dialect of the caller's ``A2A-Version`` (header or query)."""
+    return card_json(card, request.headers.get("A2A-Version") or request.query.get("A2A-Version", ""))
+
+
+def _add_card_and_metrics(
+    app: web.Application,
+    card: CardEndpoint,
+    metrics: Callable[[web.Request], Awaitable[web.StreamResponse]] | None,
+) -> None:
+    """The Agent Card at its well-known paths, and ``GET /metrics`` when
+    given (both ahead of the REST catch-all)."""
+    for path in CARD_PATHS:
+        app.router.add_get(path, card.handle)
+    if metrics is not None:
+        app.router.add_get("/metrics", metrics)
 
 
 def create_app(
@@ -82,13 +102,12 @@ def create_app(
     app = web.Application(client_max_size=max_body_bytes, middlewares=[json_errors(jsonrpc_path)])
     app[SERVICER_KEY], app[ROUTES_KEY], app[STOPPING_KEY] = servicer, table, stopping
     app[MAX_BODY_KEY], app[MAX_MESSAGE_KEY] = max_body_bytes, max_message_bytes or 0  # 0: not known
-    card = CardEndpoint(card_source, max_age_seconds=card_max_age_seconds)
-    for path in CARD_PATHS:
-        app.router.add_get(path, card.handle)
-    if metrics is not None:  # ahead of the REST catch-all
-        app.router.add_get("/metrics", metrics)
+    _add_card_and_metrics(
+        app, CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=_card_json), metrics
+    )
 
-    jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive_seconds, stopping=stopping)
+    v03 = JsonRpcDialect(servicer, keepalive=keepalive_seconds, stopping=stopping)
+    jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive_seconds, stopping=stopping, dialect=v03)
     app.router.add_post(jsonrpc_path, jsonrpc.handle)
 
     rest = RestBinding(

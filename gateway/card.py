@@ -45,10 +45,19 @@ def etag_matches(if_none_match: str, etag: str) -> bool:
 
 
 class CardEndpoint:
-    """aiohttp handler serving ``card_source()`` with caching headers."""
+    """aiohttp handler serving ``card_source()`` with caching headers;
+    ``render(card, request)`` turns the card into the JSON text served
+    (default: its ProtoJSON); the answer varies by ``A2A-Version``."""
 
-    def __init__(self, card_source: Callable[[], Any], *, max_age_seconds: int = 300) -> None:
+    def __init__(
+        self,
+        card_source: Callable[[], Any],
+        *,
+        max_age_seconds: int = 300,
+        render: Callable[[Any, web.Request], str] | None = None,
+    ) -> None:
         self.card_source = card_source
+        self.render = render
         self.max_age_seconds = max_age_seconds
         self._etag = ""
         self._since = 0.0
@@ -61,7 +70,9 @@ class CardEndpoint:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """GET/HEAD of the card; 304 on a matching conditional request."""
         try:
-            body = protojson.to_json(self.card_source()).encode("utf-8")
+            card = self.card_source()
+            text = self.render(card, request) if self.render is not None else protojson.to_json(card)
+            body = text.encode("utf-8")
         except Exception:
             log.exception("agent card source failed")
             return error_response(A2AError(ErrorCode.INTERNAL, "agent card unavailable").to_status())
@@ -71,6 +82,7 @@ class CardEndpoint:
             "ETag": etag,
             "Cache-Control": f"public, max-age={self.max_age_seconds}",
             "Last-Modified": email.utils.formatdate(modified, usegmt=True),
+            "Vary": "A2A-Version",
         }
         if_none_match = request.headers.get("If-None-Match")
         if if_none_match is not None:

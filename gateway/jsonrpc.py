@@ -100,8 +100,19 @@ class _Reject(Exception):
         self.error = error
 
 
+class _Dialect(Exception):
+    """The method is one of the legacy dialect's (``JsonRpcBinding.dialect``)."""
+
+    def __init__(self, request_id: Id, method: Any, params: Any) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+
+
 class JsonRpcBinding:
-    """Serves every RPC of ``service`` onto ``servicer`` at one POST URL."""
+    """Serves every RPC of ``service`` onto ``servicer`` at one POST URL.
+    ``dialect`` (e.g. :class:`a2a_grpc.compat.jsonrpc.JsonRpcDialect`) is
+    asked about a method name the service does not have before -32601."""
 
     def __init__(
         self,
@@ -110,8 +121,10 @@ class JsonRpcBinding:
         *,
         keepalive: float = 15.0,
         stopping: asyncio.Event | None = None,
+        dialect: Any = None,
     ) -> None:
         self.servicer = servicer
+        self.dialect = dialect
         self.service = service
         self.keepalive = keepalive
         self.stopping = stopping
@@ -128,6 +141,8 @@ class JsonRpcBinding:
             request_id, method, message = await self._parse(request)
         except _Reject as rej:
             return _Envelope(rej.request_id).error(rej.error.to_status())
+        except _Dialect as legacy:
+            return await self.dialect.serve(request, legacy.request_id, legacy.method, legacy.params)
         return await invoke(
             self.servicer,
             method,
@@ -167,6 +182,9 @@ class JsonRpcBinding:
             raise _Reject(request_id, A2AError(ErrorCode.INVALID_REQUEST, '"method" must be a string'))
         method = self.service.methods_by_name.get(name)
         if method is None:
+            legacy = self.dialect.lookup(name) if self.dialect is not None else None
+            if legacy is not None:
+                raise _Dialect(request_id, legacy, data.get("params"))
             raise _Reject(request_id, A2AError(ErrorCode.METHOD_NOT_FOUND, f"unknown method {name!r}"))
         params = data.get("params")
         if params is None:

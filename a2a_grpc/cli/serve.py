@@ -146,11 +146,12 @@ def _default_store() -> str:
     help="Longest wait between two attempts, seconds (exponential backoff with jitter up to it).",
 )
 @click.option(
-    "--strict-version/--no-strict-version",
+    "--lenient-version/--strict-version",
     default=False,
-    envvar="A2A_GRPC_STRICT_VERSION",
+    envvar="A2A_GRPC_LENIENT_VERSION",
     show_envvar=True,
-    help="Treat a missing A2A-Version as 0.3 (refused) as the spec says.",
+    help="Serve a v1.0 request without A2A-Version as 1.0 (default: strict, as the spec says: a missing"
+    " header means 0.3, so a v1.0 method without it is refused with VersionNotSupportedError).",
 )
 @click.option(
     "--extended-card",
@@ -237,7 +238,7 @@ def serve(
     push_timeout: float,
     push_max_attempts: int,
     push_max_backoff: float,
-    strict_version: bool,
+    lenient_version: bool,
     extended_card: Path | None,
     max_message_bytes: int,
     grace: float,
@@ -271,7 +272,7 @@ def serve(
         grace_seconds=grace,
         freeze_gc=True,
         interface_order=order,
-        handler=HandlerConfig(strict_version=strict_version, cancel_grace_seconds=cancel_grace),
+        handler=HandlerConfig(strict_version=not lenient_version, cancel_grace_seconds=cancel_grace),
         cluster=cluster_config,
         tls=tls,
         card_signer=card_signer,

@@ -20,11 +20,14 @@ async def _card(
 ) -> tuple[pb.AgentCard, aiohttp.ClientResponse]:
     async with (
         aiohttp.ClientSession() as session,
-        session.get(f"http://127.0.0.1:{servers.main.http_port}{path}") as resp,
+        session.get(
+            f"http://127.0.0.1:{servers.main.http_port}{path}", headers={"A2A-Version": "1.0"}
+        ) as resp,
     ):
         assert resp.status == 200
         body = await resp.json()
-    # Strict parse: every member of the served card is a field of AgentCard.
+    # Strict parse: every member of the card served to a v1.0 caller is a field of AgentCard
+    # (without the header the card also carries the v0.3 fields: docs/dialects.md).
     return json_format.ParseDict(body, pb.AgentCard()), resp
 
 

@@ -15,10 +15,15 @@ pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 async def test_versions(binding, transcript):
     t = transcript
-    for version in ("1.0", "1.0.7", None):  # patch ignored; missing = 1.0 unless strict
+    for version in ("1.0", "1.0.7"):  # patch ignored
         resp = await binding.call("SendMessage", send("echo v"), headers={"A2A-Version": version})
         t.add(f"version {version}", resp)
         assert resp.task.status.state == pb.TASK_STATE_COMPLETED
+    with pytest.raises(A2AError) as missing:  # missing = 0.3 (spec §3.6.2); SendMessage is v1.0-only
+        await binding.call("SendMessage", send("echo v"), headers={"A2A-Version": None})
+    t.error("version None", missing.value)
+    assert missing.value.code is ErrorCode.VERSION_NOT_SUPPORTED
+    assert "A2A-Version: 1.0" in missing.value.message
     for version in ("0.3", "2.0", "one"):
         with pytest.raises(A2AError) as exc:
             await binding.call("ListTasks", pb.ListTasksRequest(), headers={"A2A-Version": version})

@@ -76,6 +76,8 @@ RULES: dict[str, tuple[str, ...]] = {
     **{room: (*TRANSPORTS, *SERVER_SIDE, *OUTER) for room in CORE},
     "a2a_grpc.servicer": (*TRANSPORTS, "gateway", "a2a_grpc.server", "a2a_grpc.push", *OUTER),
     "gateway": ("a2a_grpc.handler", "a2a_grpc.server", "a2a_grpc.push", *OUTER),
+    # dialect adapters sit in front of the gateway's servicer, like the gateway
+    "a2a_grpc.compat": ("a2a_grpc.handler", "a2a_grpc.server", "a2a_grpc.push", *OUTER),
     "a2a_grpc.push": ("gateway", "a2a_grpc.server", "a2a_grpc.servicer", "a2a_grpc.handler", *OUTER),
     **{
         room: ("aiohttp", "gateway", "a2a_grpc.server", "a2a_grpc.servicer", "a2a_grpc.handler", *OUTER)

@@ -38,11 +38,19 @@ async def test_unsupported_versions(stub, version: str) -> None:
     assert (await stub.ListTasks(pb.ListTasksRequest(), metadata=(("a2a-version", "1.0"),))).total_size == 0
 
 
-async def test_missing_version_served_as_1_0(stub) -> None:
-    resp = await stub.SendMessage(msg("echo v"))
-    assert resp.task.status.state == pb.TASK_STATE_COMPLETED
-    got = await stub.GetTask(pb.GetTaskRequest(id=resp.task.id), metadata=(("a2a-version", ""),))
-    assert got.id == resp.task.id
+async def test_missing_version_served_as_1_0_when_lenient(make_server) -> None:
+    srv = await make_server(handler=HandlerConfig(strict_version=False))  # --lenient-version
+    async with connect(srv) as stub:
+        resp = await stub.SendMessage(msg("echo v"))
+        assert resp.task.status.state == pb.TASK_STATE_COMPLETED
+        got = await stub.GetTask(pb.GetTaskRequest(id=resp.task.id), metadata=(("a2a-version", ""),))
+        assert got.id == resp.task.id
+
+
+async def test_missing_version_is_refused_by_default(stub) -> None:
+    with raises(ErrorCode.VERSION_NOT_SUPPORTED) as r:
+        await stub.SendMessage(msg("echo v"))
+    assert "send the header A2A-Version: 1.0" in r.details and "SendMessage" in r.details
 
 
 async def test_missing_version_strict(make_server) -> None:

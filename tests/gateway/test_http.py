@@ -281,7 +281,7 @@ async def test_jsonrpc_envelope_errors(gw):
         (json.dumps({"jsonrpc": "2.0", "id": True, "method": "GetTask"}).encode(), None, -32600),
         (json.dumps({"jsonrpc": "2.0", "id": {"a": 1}, "method": "GetTask"}).encode(), None, -32600),
         (json.dumps({"jsonrpc": "2.0", "id": 5, "method": 7}).encode(), 5, -32600),
-        (json.dumps({"jsonrpc": "2.0", "id": 6, "method": "message/send"}).encode(), 6, -32601),
+        (json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tasks/list"}).encode(), 6, -32601),
         (json.dumps({"jsonrpc": "2.0", "id": 6, "method": "getTask"}).encode(), 6, -32601),
         (json.dumps({"jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": [1]}).encode(), 7, -32602),
         (

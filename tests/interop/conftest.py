@@ -253,3 +253,24 @@ def node_binary() -> str | None:
     if node is None or not (ROOT / "node_modules" / "@a2a-js" / "sdk" / "package.json").is_file():
         return None
     return node
+
+
+# --------------------------------------------------------- a2a-sdk 0.3.x venv
+SDK03_VENV = ROOT / ".venv-sdk03"
+SDK03_REQUIREMENT = "a2a-sdk==0.3.*"
+
+
+@pytest.fixture(scope="session")
+def sdk03_python() -> str:
+    """The python of a virtualenv with the official ``a2a-sdk`` 0.3.x client
+    (``.venv-sdk03`` in the repository, made from PyPI on first use)."""
+    python = SDK03_VENV / "bin" / "python"
+    probe = [str(python), "-c", "import a2a.client, a2a.types; assert a2a.types.TextPart"]
+    if python.exists() and subprocess.run(probe, capture_output=True, check=False).returncode == 0:
+        return str(python)
+    subprocess.run([sys.executable, "-m", "venv", str(SDK03_VENV)], check=True, timeout=120)
+    install = [str(python), "-m", "pip", "install", "-q", SDK03_REQUIREMENT]
+    proc = subprocess.run(install, capture_output=True, text=True, check=False, timeout=600)
+    if proc.returncode != 0:
+        pytest.fail(f"pip install {SDK03_REQUIREMENT} failed:\n{proc.stderr[-3000:]}")
+    return str(python)
