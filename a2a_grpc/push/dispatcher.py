@@ -31,9 +31,10 @@ rows into HTTP POSTs:
   again and aiohttp connects only to addresses the guard's resolver checked
   (:mod:`a2a_grpc.push.ssrf`).
 * **Observable** — ``logging.getLogger("a2a_grpc.push")`` records attempts
-  (DEBUG), deliveries (INFO), retries (WARNING) and dead letters (ERROR) with
-  task id, config id, event id and the target host — never credentials,
-  tokens or the URL's path/query; :attr:`PushDispatcher.stats` counts them.
+  (DEBUG), deliveries (INFO), retries and dead letters (WARNING; a dead
+  letter also counts in ``a2a_push_dead_letters_total``) with task id,
+  config id, event id and the target host — never credentials, tokens or
+  the URL's path/query; :attr:`PushDispatcher.stats` counts them.
 
 One dispatcher per store: the outbox has no claim/lease, so two processes
 draining the same store would both send (receivers would see duplicates with
@@ -414,7 +415,7 @@ class PushDispatcher:
             )
         else:
             self.stats["dead"] += 1
-            log.error(
+            log.warning(
                 "push: dead letter task=%s config=%s event=%s host=%s attempts=%d: %s", *ids, outcome.error
             )
         return outcome

@@ -141,7 +141,7 @@ async def test_always_failing_receiver_gives_a_dead_letter_after_the_limit(
     assert await store.outbox_count("delivered") == 1
     assert d.stats["dead"] == 1 and d.stats["retried"] == 3 and d.stats["delivered"] == 1
     dead = [r for r in caplog.records if "dead letter" in r.getMessage()]
-    assert len(dead) == 1 and dead[0].levelno == logging.ERROR
+    assert len(dead) == 1 and dead[0].levelno == logging.WARNING
     assert task_id in dead[0].getMessage() and cfg_id in dead[0].getMessage()
 
 
