@@ -12,20 +12,23 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import socket
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from a2a_grpc.card import BINDINGS, build_card
+from a2a_grpc.connlimits import ConnectionLimits, bind_error, grpc_options
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.executor import AgentExecutor
 from a2a_grpc.handler import HandlerConfig, PushSink, RequestHandler
+from a2a_grpc.health import HealthServicer
 from a2a_grpc.interceptors import CallInterceptor
+from a2a_grpc.reflection import enable_reflection
 from a2a_grpc.servicer import A2AServicer, abort
 from a2a_grpc.store.base import Store
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
@@ -75,6 +78,8 @@ class ServerConfig:
     card_max_age_seconds: int = 300
     handler: HandlerConfig = field(default_factory=HandlerConfig)
     interceptors: Sequence[CallInterceptor] = ()
+    #: Connection caps and timeouts of both ports (issue 10; a2a_grpc.connlimits).
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 class A2AServer:
@@ -111,7 +116,8 @@ class A2AServer:
         self.grpc_port = 0
         self.http_port: int | None = None
         self._grpc: grpc.aio.Server | None = None
-        self._health: health.aio.HealthServicer | None = None
+        self._health: HealthServicer | None = None
+        self._site: Any = None
         self._runner: Any = None
         self._stopped = asyncio.Event()
 
@@ -139,9 +145,7 @@ class A2AServer:
         if start is not None:
             await start()
         server = self._grpc_server()
-        self.grpc_port = server.add_insecure_port(f"{_bracket(cfg.host)}:{cfg.grpc_port}")
-        if self.grpc_port == 0:
-            raise OSError(f"cannot listen for gRPC on {cfg.host}:{cfg.grpc_port}")
+        self.grpc_port = _bind_grpc(server, cfg.host, cfg.grpc_port)
         self._grpc = server
         if cfg.http_port is not None:
             await self._start_http(cfg.http_port)
@@ -178,26 +182,21 @@ class A2AServer:
                 # clients reconnecting after a restart) is queued instead.
                 ("grpc.server.max_pending_requests", _MAX_PENDING_CALLS),
                 ("grpc.server.max_pending_requests_hard_limit", _MAX_PENDING_CALLS_HARD),
+                *grpc_options(self.config.connections),
             ]
         )
         _add_servicer(self.servicer, server)
-        self._health = health.aio.HealthServicer()
+        self._health = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        reflection.enable_server_reflection(
-            (
-                SERVICE_NAME,
-                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-                reflection.SERVICE_NAME,
-            ),
-            server,
-        )
+        enable_reflection((SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
         return server
 
     async def _start_http(self, port: int) -> None:
         """Serves the gateway (JSON-RPC, HTTP+JSON, the Agent Card) on ``port``."""
         from aiohttp import web
 
-        from gateway.app import create_app
+        from gateway.app import CARD_PATHS, create_app
+        from gateway.connections import ClientErrorLogger, GuardedSite, reserve_middleware
 
         cfg = self.config
         app = create_app(
@@ -208,13 +207,24 @@ class A2AServer:
             # JSON carries bytes as base64: allow for its 4/3 growth.
             max_body_bytes=cfg.max_message_bytes * 4 // 3 + 1024 * 1024,
         )
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=cfg.grace_seconds)
+        app.middlewares.insert(0, reserve_middleware(CARD_PATHS))
+        limits = cfg.connections
+        handler_args: dict[str, Any] = {
+            "access_log": None,
+            "logger": ClientErrorLogger(),
+            "keepalive_timeout": limits.idle_timeout_seconds,
+        }
+        runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=cfg.grace_seconds, **handler_args)
         await runner.setup()
-        site = web.TCPSite(runner, cfg.host, port)
-        await site.start()
+        site = GuardedSite(runner, cfg.host, port, limits, handler_args)
+        try:
+            await site.start()
+        except OSError:
+            await runner.cleanup()
+            raise
         self._runner = runner
-        sockets = getattr(site._server, "sockets", None) or []
-        self.http_port = sockets[0].getsockname()[1] if sockets else port
+        self._site = site
+        self.http_port = site.port
 
     async def stop(self, grace_seconds: float | None = None) -> None:
         """Graceful shutdown: NOT_SERVING, drain for ``grace_seconds``, close."""
@@ -320,6 +330,27 @@ def _add_servicer(servicer: A2AServicer, server: grpc.aio.Server) -> None:
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
     server.add_registered_method_handlers(SERVICE_NAME, handlers)
+
+
+def _bind_grpc(server: grpc.aio.Server, host: str, port: int) -> int:
+    """Binds ``server`` to ``host``:``port`` and returns the bound port.
+    Raises OSError with one line naming the port when it is taken (checked
+    first, so grpc-core logs nothing) or cannot be bound."""
+    if port:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise bind_error("gRPC", host, port, exc) from None
+    try:
+        bound = server.add_insecure_port(f"{_bracket(host)}:{port}")
+    except RuntimeError:
+        bound = 0
+    if bound == 0:
+        raise OSError(f"gRPC port {port} on {host} cannot be bound")
+    return bound
 
 
 def _bracket(host: str) -> str:

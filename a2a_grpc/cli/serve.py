@@ -178,6 +178,51 @@ def _default_store() -> str:
     help="Shutdown grace period, seconds.",
 )
 @click.option(
+    "--max-connections",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    envvar="A2A_GRPC_MAX_CONNECTIONS",
+    show_envvar=True,
+    help="Open connections per port; 0 = from the open-file limit (half of it less a reserve).",
+)
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(0.0),
+    default=10.0,
+    show_default=True,
+    envvar="A2A_GRPC_HEADER_TIMEOUT",
+    show_envvar=True,
+    help="Seconds a new connection has for the gRPC handshake or its first HTTP request head (0 = none).",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(0.0),
+    default=60.0,
+    show_default=True,
+    envvar="A2A_GRPC_IDLE_TIMEOUT",
+    show_envvar=True,
+    help="Seconds a connection with no request in flight stays open (HTTP keep-alive, gRPC max_connection_idle).",
+)
+@click.option(
+    "--max-connection-age",
+    type=click.FloatRange(0.0),
+    default=0.0,
+    show_default=True,
+    envvar="A2A_GRPC_MAX_CONNECTION_AGE",
+    show_envvar=True,
+    help="Seconds after which a gRPC connection is asked to go away (GOAWAY; calls finish); 0 = never.",
+)
+@click.option(
+    "--max-concurrent-streams",
+    type=click.IntRange(1),
+    default=100,
+    show_default=True,
+    envvar="A2A_GRPC_MAX_CONCURRENT_STREAMS",
+    show_envvar=True,
+    help="gRPC calls at once per connection.",
+)
+@click.option(
     "--log-level",
     default="INFO",
     show_default=True,
@@ -203,11 +248,19 @@ def serve(
     extended_card: Path | None,
     max_message_bytes: int,
     grace: float,
+    max_connections: int,
+    header_timeout: float,
+    idle_timeout: float,
+    max_connection_age: float,
+    max_concurrent_streams: int,
     log_level: str,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from a2a_grpc.connlimits import ConnectionLimits, raise_open_file_limit
     from a2a_grpc.server import A2AServer, ServerConfig
+
+    raise_open_file_limit()
 
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card)
     dispatcher = None
@@ -232,6 +285,13 @@ def serve(
         freeze_gc=True,
         interface_order=order,
         handler=HandlerConfig(strict_version=strict_version),
+        connections=ConnectionLimits(
+            max_connections=max_connections,
+            header_timeout_seconds=header_timeout,
+            idle_timeout_seconds=idle_timeout,
+            max_connection_age_seconds=max_connection_age,
+            max_concurrent_streams=max_concurrent_streams,
+        ),
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
     try:
@@ -289,9 +349,11 @@ def _run(server: object) -> None:
         click.echo("shutting down…", err=True)
         await server.stop()
 
+    # The loop must not run inside ``except ImportError``: every traceback
+    # would be chained to "No module named 'uvloop'".
     try:
         import uvloop
-
-        uvloop.run(main())
     except ImportError:
         asyncio.run(main())
+    else:
+        uvloop.run(main())
