@@ -55,5 +55,5 @@ class HealthServicer(health.aio.HealthServicer):
             )
         response = health_pb2.HealthListResponse()
         for service, status in self._statuses.items():
-            response.statuses[service].status = status  # type: ignore[assignment]
+            response.statuses[service].status = status
         return response

@@ -5,9 +5,11 @@ connections (:class:`~a2a_grpc.connlimits.ConnectionLimits`):
 
 - up to ``max_connections`` are served normally;
 - the next :data:`~a2a_grpc.connlimits.HTTP_RESERVE` are *reserve*
-  connections: they serve only ``GET`` of the Agent Card (the HTTP health
-  check) and answer anything else 503 UNAVAILABLE with ``Retry-After`` and
-  ``Connection: close``;
+  connections: they serve one request, only ``GET`` of the Agent Card (the
+  HTTP health check), answer anything else 503 UNAVAILABLE with
+  ``Retry-After``, close after it, and must send it within
+  :data:`RESERVE_HEADER_SECONDS` — so a flood of idle sockets cannot hold the
+  reserve for longer than that;
 - beyond that a new connection is answered that 503 at once and closed,
   without reading it, so the descriptor is free again immediately.
 
@@ -30,7 +32,7 @@ import logging
 import time
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -38,8 +40,16 @@ from aiohttp.web_protocol import RequestHandler
 
 from a2a_grpc.connlimits import HTTP_RESERVE, ConnectionLimits, bind_error
 
-__all__ = ["CLIENT_ERRORS_PER_MINUTE", "ClientErrorLogger", "GuardedSite", "reserve_middleware"]
+__all__ = [
+    "CLIENT_ERRORS_PER_MINUTE",
+    "RESERVE_HEADER_SECONDS",
+    "ClientErrorLogger",
+    "GuardedSite",
+    "reserve_middleware",
+]
 
+#: How long a reserve connection may take to send its one request head.
+RESERVE_HEADER_SECONDS = 1.0
 #: Malformed-request warnings logged per minute at most.
 CLIENT_ERRORS_PER_MINUTE = 10
 
@@ -75,9 +85,10 @@ class _Refusal(asyncio.Protocol):
         self._response = response
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.WriteTransport)
-        transport.write(self._response)
-        transport.close()
+        # uvloop's transports are not asyncio.WriteTransport subclasses.
+        writer = cast(asyncio.WriteTransport, transport)
+        writer.write(self._response)
+        writer.close()
 
 
 class _GuardedHandler(RequestHandler):
@@ -96,6 +107,8 @@ class _GuardedHandler(RequestHandler):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         timeout = self._guard.limits.header_timeout_seconds
+        if self.reserve:
+            timeout = min(timeout, RESERVE_HEADER_SECONDS) if timeout > 0 else RESERVE_HEADER_SECONDS
         if timeout > 0:
             self._header_timer = asyncio.get_running_loop().call_later(timeout, self._header_deadline)
 
@@ -195,28 +208,34 @@ _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def reserve_middleware(card_paths: tuple[str, ...]) -> Any:
     """The middleware marking each connection's first request as read (the
-    header deadline is met) and limiting reserve connections to ``GET`` of
-    ``card_paths``: anything else there is 503 with ``Connection: close``."""
+    header deadline is met) and limiting reserve connections to one ``GET``
+    of ``card_paths``: anything else there is 503; either way the connection
+    closes after the response."""
 
     @web.middleware
     async def middleware(request: web.Request, handler: _Handler) -> web.StreamResponse:
         protocol = request.protocol
-        if isinstance(protocol, _GuardedHandler):
-            protocol.served = True
-            if protocol.reserve and not (request.method == "GET" and request.path in card_paths):
-                cap = protocol._guard.cap
-                return web.Response(
-                    status=503,
-                    body=_busy_body(cap),
-                    content_type="application/json",
-                    headers={"Retry-After": "1", "Connection": "close"},
-                )
-        return await handler(request)
+        if not isinstance(protocol, _GuardedHandler):
+            return await handler(request)
+        protocol.served = True
+        if not protocol.reserve:
+            return await handler(request)
+        if request.method == "GET" and request.path in card_paths:
+            response = await handler(request)
+        else:
+            response = web.Response(
+                status=503,
+                body=_busy_body(protocol._guard.cap),
+                content_type="application/json",
+                headers={"Retry-After": "1"},
+            )
+        response.force_close()
+        return response
 
     return middleware
 
 
-class ClientErrorLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+class ClientErrorLogger(logging.LoggerAdapter[logging.Logger]):
     """aiohttp's ``aiohttp.server`` logger, quiet about clients' mistakes:
     an ``exception()`` whose cause is a malformed request (aiohttp's
     ``HttpProcessingError``: bad request line, header too long, bad chunk…)

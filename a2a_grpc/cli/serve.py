@@ -15,7 +15,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from google.protobuf import json_format
@@ -25,6 +25,7 @@ from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
 
 if TYPE_CHECKING:
+    from a2a_grpc.connlimits import ConnectionLimits
     from a2a_grpc.executor import AgentExecutor
     from a2a_grpc.store.base import Store
 
@@ -248,19 +249,12 @@ def serve(
     extended_card: Path | None,
     max_message_bytes: int,
     grace: float,
-    max_connections: int,
-    header_timeout: float,
-    idle_timeout: float,
-    max_connection_age: float,
-    max_concurrent_streams: int,
     log_level: str,
+    **connection_options: Any,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from a2a_grpc.connlimits import ConnectionLimits, raise_open_file_limit
     from a2a_grpc.server import A2AServer, ServerConfig
-
-    raise_open_file_limit()
 
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card)
     dispatcher = None
@@ -285,19 +279,34 @@ def serve(
         freeze_gc=True,
         interface_order=order,
         handler=HandlerConfig(strict_version=strict_version),
-        connections=ConnectionLimits(
-            max_connections=max_connections,
-            header_timeout_seconds=header_timeout,
-            idle_timeout_seconds=idle_timeout,
-            max_connection_age_seconds=max_connection_age,
-            max_concurrent_streams=max_concurrent_streams,
-        ),
+        connections=_connection_limits(**connection_options),
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
     try:
         _run(server)
     except OSError as exc:
         raise click.ClickException(f"cannot start: {exc}") from None
+
+
+def _connection_limits(
+    max_connections: int,
+    header_timeout: float,
+    idle_timeout: float,
+    max_connection_age: float,
+    max_concurrent_streams: int,
+) -> ConnectionLimits:
+    """The connection options as ConnectionLimits; raises the soft open-file
+    limit to the hard one first, so that the automatic caps use it."""
+    from a2a_grpc.connlimits import ConnectionLimits, raise_open_file_limit
+
+    raise_open_file_limit()
+    return ConnectionLimits(
+        max_connections=max_connections,
+        header_timeout_seconds=header_timeout,
+        idle_timeout_seconds=idle_timeout,
+        max_connection_age_seconds=max_connection_age,
+        max_concurrent_streams=max_concurrent_streams,
+    )
 
 
 def _load(
@@ -354,6 +363,7 @@ def _run(server: object) -> None:
     try:
         import uvloop
     except ImportError:
-        asyncio.run(main())
+        run = asyncio.run
     else:
-        uvloop.run(main())
+        run = uvloop.run
+    run(main())
