@@ -76,6 +76,8 @@ class HandlerConfig:
     list_max_page_size: int = 100
     push_max_configs_per_task: int = 10
     push_max_configs_per_owner: int = 1000
+    #: Bytes of events a stream may lag before it is closed (issue 10).
+    subscriber_buffer_bytes: int = 8 * 1024 * 1024
 
 
 def _trim(task: pb.Task, history_length: int | None, *, include_artifacts: bool = True) -> pb.Task:
@@ -120,7 +122,9 @@ class RequestHandler:
         self.extended_card = extended_card
         self.config = config or HandlerConfig()
         self.push = push
-        self.bus = EventBus(buffer=self.config.subscriber_buffer)
+        self.bus = EventBus(
+            buffer=self.config.subscriber_buffer, buffer_bytes=self.config.subscriber_buffer_bytes
+        )
         # Push is on when there is a sink and the card declares it (read once:
         # A2AServer replaces the card later only to fill in its interfaces).
         wake = push.wake if push is not None and card.capabilities.push_notifications else None
