@@ -109,7 +109,7 @@ class ConnectionLimits:
     header_timeout_seconds: float = 10.0
     idle_timeout_seconds: float = 60.0
     max_connection_age_seconds: float = 0.0
-    max_concurrent_streams: int = 100
+    max_concurrent_streams: int = 4096
 
     def per_port(self) -> int:
         """The connection cap of each port (``max_connections`` or the automatic one)."""

@@ -61,12 +61,20 @@ class TaskWriter:
     """
 
     def __init__(
-        self, store: TaskStore, configs: PushConfigStore, bus: EventBus, wake: Callable[[], None] | None
+        self,
+        store: TaskStore,
+        configs: PushConfigStore,
+        bus: EventBus,
+        wake: Callable[[], None] | None,
+        *,
+        max_task_bytes: int = 0,
     ) -> None:
         self.store = store
         self.configs = configs
         self.bus = bus
         self.wake = wake
+        #: Largest serialized task an execution may grow (0: unlimited).
+        self.max_task_bytes = max_task_bytes
 
     async def push_configs(self, owner: Owner, task_id: str) -> list[pb.TaskPushNotificationConfig]:
         """The task's webhooks; none while push delivery is off."""
@@ -92,11 +100,19 @@ class TaskWriter:
         ]
 
     async def write(
-        self, task: pb.Task, owner: Owner, expected_version: int, outbox: list[OutboxEntry]
+        self,
+        task: pb.Task,
+        owner: Owner,
+        expected_version: int,
+        outbox: list[OutboxEntry],
+        *,
+        append: pb.Artifact | None = None,
     ) -> int:
         """Stores ``task`` if it is still at ``expected_version`` (with the
-        outbox rows) and returns the new version. Raises VersionConflictError."""
-        version = await self.store.update(task, owner, expected_version, outbox=outbox)
+        outbox rows) and returns the new version; ``append``: the update only
+        appended that chunk (the store may write just it). Raises
+        VersionConflictError."""
+        version = await self.store.update(task, owner, expected_version, outbox=outbox, append=append)
         if outbox and self.wake is not None:
             self.wake()
         return version
@@ -110,6 +126,8 @@ class Driver:
         self.writer = writer
         self.store = writer.store
         self.bus = writer.bus
+        #: Task id → (version, serialized size) of running executions' tasks.
+        self._sizes: dict[str, tuple[int, int]] = {}
 
     async def drive(self, ex: Execution, ctx: ExecutorContext) -> None:
         """Runs the agent to its end and records the outcome in ``ex``: the
@@ -133,6 +151,8 @@ class Driver:
                 ex.error = A2AError(ErrorCode.INTERNAL, f"the agent failed: {type(exc).__name__}")
             else:
                 await self._fail(ex, ErrorCode.INTERNAL, f"the agent failed: {type(exc).__name__}")
+        finally:
+            self._sizes.pop(ex.task_id, None)
 
     async def _run_agent(self, ex: Execution, ctx: ExecutorContext) -> None:
         agen = aiter(self.executor.execute(ctx))
@@ -292,22 +312,51 @@ class Driver:
         compare-and-swap and publishes it. A lost race re-reads the task and
         applies the event again on top (another writer's change is kept); a
         lost race with a terminal writer (CancelTask) stops here."""
+        chunk = event.artifact if isinstance(event, pb.TaskArtifactUpdateEvent) and event.append else None
         for _attempt in range(3):
             assert ex.current is not None
-            task, out = apply_event(ex.current.task, event)
+            size = self._check_size(ex, event)
+            # An appended chunk changes ex.current in place (no copy of what
+            # the task already holds); a lost race replaces ex.current anyway.
+            task, out = apply_event(ex.current.task, event, in_place=chunk is not None)
             outbox = self.writer.outbox(ex.task_id, ex.push_configs or (), ex.current.version + 1, out)
             try:
-                version = await self.writer.write(task, ex.owner, ex.current.version, outbox)
+                version = await self.writer.write(task, ex.owner, ex.current.version, outbox, append=chunk)
             except VersionConflictError:
                 ex.current = await self._reread(ex)
                 continue
             ex.current = StoredTask(task, version)
+            if size and chunk is not None:
+                self._sizes[ex.task_id] = (version, size)
             state = task.status.state
             self.bus.publish(ex.task_id, version, out, last=is_terminal(state))
             if is_final(state):
                 ex.settled.set()
             return
         raise A2AError(ErrorCode.INTERNAL, f"task {ex.task_id} kept changing under the execution")
+
+    def _check_size(self, ex: Execution, event: object) -> int:
+        """The task's serialized size after an artifact update ``event`` (0
+        for other events, or without a limit); raises RESOURCE_EXHAUSTED when
+        it would exceed ``max_task_bytes`` (the task then ends FAILED saying
+        so). The size at ``ex.current``'s version is remembered, so a run of
+        appended chunks costs their own sizes (``ByteSize`` serializes)."""
+        limit = self.writer.max_task_bytes
+        if not limit or not isinstance(event, pb.TaskArtifactUpdateEvent):
+            return 0
+        assert ex.current is not None
+        task = ex.current.task
+        known = self._sizes.get(ex.task_id)
+        base = known[1] if known is not None and known[0] == ex.current.version else task.ByteSize()
+        size = base + event.artifact.ByteSize() + 16  # the repeated-field tag and length
+        if size > limit:
+            raise A2AError(
+                ErrorCode.RESOURCE_EXHAUSTED,
+                f"artifact {event.artifact.artifact_id} would grow task {task.id} to {size} bytes, "
+                f"over the server's maximum task size of {limit} bytes",
+                metadata={"taskId": task.id, "limit": str(limit)},
+            )
+        return size
 
     async def _reread(self, ex: Execution) -> StoredTask:
         """The task as another writer left it; raises _Settled when that

@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_BUFFER_BYTES", "EventBus", "Subscription"]
 
 #: Bytes of events a subscriber may lag by default (issue 10: 1,024 events of
 #: 64 KiB pinned 65 MB per stalled stream).
-DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024
+DEFAULT_BUFFER_BYTES = 16 * 1024 * 1024
 
 
 class Subscription:

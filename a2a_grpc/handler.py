@@ -77,7 +77,10 @@ class HandlerConfig:
     push_max_configs_per_task: int = 10
     push_max_configs_per_owner: int = 1000
     #: Bytes of events a stream may lag before it is closed (issue 10).
-    subscriber_buffer_bytes: int = 8 * 1024 * 1024
+    subscriber_buffer_bytes: int = 16 * 1024 * 1024
+    #: Largest serialized task an agent may grow with artifacts (0: no
+    #: limit); beyond it the task ends FAILED with RESOURCE_EXHAUSTED's text.
+    max_task_bytes: int = 256 * 1024 * 1024
 
 
 def _trim(task: pb.Task, history_length: int | None, *, include_artifacts: bool = True) -> pb.Task:
@@ -128,7 +131,7 @@ class RequestHandler:
         # Push is on when there is a sink and the card declares it (read once:
         # A2AServer replaces the card later only to fill in its interfaces).
         wake = push.wake if push is not None and card.capabilities.push_notifications else None
-        self.writer = TaskWriter(store, store, self.bus, wake)
+        self.writer = TaskWriter(store, store, self.bus, wake, max_task_bytes=self.config.max_task_bytes)
         self.push_configs = PushConfigs(
             store,
             max_per_task=self.config.push_max_configs_per_task,

@@ -217,7 +217,7 @@ def _default_store() -> str:
 @click.option(
     "--max-concurrent-streams",
     type=click.IntRange(1),
-    default=100,
+    default=4096,
     show_default=True,
     envvar="A2A_GRPC_MAX_CONCURRENT_STREAMS",
     show_envvar=True,

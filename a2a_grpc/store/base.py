@@ -141,10 +141,18 @@ class TaskStore(Protocol):
         expected_version: int,
         *,
         outbox: Sequence[OutboxEntry] = (),
+        append: pb.Artifact | None = None,
     ) -> int:
         """Replaces the task if its stored version is ``expected_version``;
         returns the new version (``expected_version + 1``). The ``outbox``
         entries are written in the same transaction.
+
+        ``append``: this update only appends that chunk to the artifact of its
+        id (an artifact update with ``append=true``; ``task`` is the result,
+        status unchanged). A store may then write just the chunk and fold it
+        back in on read (``taskupdate.extend_artifact``), so that streaming an
+        artifact costs its size, not its size squared (issue 10); storing
+        ``task`` whole is also correct.
 
         Raises VersionConflictError otherwise (nothing is written)."""
 

@@ -239,3 +239,18 @@ async def test_grpc_too_frequent_pings_are_refused(make: Make) -> None:
                 await watch.read()
         assert info.value.code() == grpc.StatusCode.UNAVAILABLE
         assert info.value.details() == "Too many pings"
+
+
+async def test_grpc_concurrent_streams_per_connection_are_capped(make: Make) -> None:
+    srv = await make(max_concurrent_streams=2)
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.grpc_port}") as ch:
+        stub = health_pb2_grpc.HealthStub(ch)
+        watches = [stub.Watch(health_pb2.HealthCheckRequest()) for _ in range(2)]
+        for w in watches:
+            assert (await w.read()).status == health_pb2.HealthCheckResponse.SERVING
+        with pytest.raises(grpc.aio.AioRpcError) as info:  # a third call waits for a free stream
+            await stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
+        assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        watches[0].cancel()
+        assert (await stub.Check(health_pb2.HealthCheckRequest(), timeout=3)).status == 1
+        watches[1].cancel()
