@@ -224,6 +224,15 @@ def _default_store() -> str:
     help="gRPC calls at once per connection.",
 )
 @click.option(
+    "--max-task-bytes",
+    type=click.IntRange(0),
+    default=256 * 1024 * 1024,
+    show_default=True,
+    envvar="A2A_GRPC_MAX_TASK_BYTES",
+    show_envvar=True,
+    help="Largest task (serialized) an agent may grow with artifacts; beyond it the task fails (0 = no limit).",
+)
+@click.option(
     "--log-level",
     default="INFO",
     show_default=True,
@@ -278,7 +287,9 @@ def serve(
         grace_seconds=grace,
         freeze_gc=True,
         interface_order=order,
-        handler=HandlerConfig(strict_version=strict_version),
+        handler=HandlerConfig(
+            strict_version=strict_version, max_task_bytes=connection_options.pop("max_task_bytes")
+        ),
         connections=_connection_limits(**connection_options),
     )
     server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)

@@ -86,3 +86,38 @@ async def test_maximum_task_size_fails_the_task_with_a_clear_message(tmp_path: P
         assert 10 < len(task.artifacts[0].parts) < 16
     finally:
         await srv.stop()
+
+
+async def test_serve_takes_the_maximum_task_size_from_its_environment_variable() -> None:
+    import asyncio
+    import os
+    import socket
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "A2A_GRPC_MAX_TASK_BYTES": "1048576"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2a_grpc.cli", "serve", "--agent", "bench.chunked:ChunkAgent", "--store", "memory",
+        "--grpc-port", str(port), "--http-port", "0", env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+
+        class _Srv:
+            grpc_port = port
+
+        async with asyncio.timeout(30):
+            while True:
+                try:
+                    events = await _stream(_Srv(), 40)  # type: ignore[arg-type]
+                    break
+                except grpc.aio.AioRpcError:
+                    await asyncio.sleep(0.2)
+        last = events[-1].status_update.status
+        assert last.state == pb.TASK_STATE_FAILED
+        assert "maximum task size of 1048576 bytes" in last.message.parts[0].text
+    finally:
+        proc.terminate()
+        await proc.wait()
