@@ -32,6 +32,7 @@ from a2a_grpc.events import EventBus
 from a2a_grpc.execution import Execution, Executions
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.interceptors import require_push
+from a2a_grpc.mediatypes import check_input_modes
 from a2a_grpc.pushconfigs import PushConfigs
 from a2a_grpc.store.base import ListQuery, PushConfigStore, StoredTask, TaskStore, VersionConflictError
 from a2a_grpc.taskupdate import apply_event
@@ -156,6 +157,8 @@ class RequestHandler:
         if self.executions.closing:
             raise A2AError(ErrorCode.UNAVAILABLE, "server is shutting down")
         msg, owner = req.message, call.owner
+        if self.executor.check_input_modes:
+            check_input_modes(msg, self.card)
         push_config = await self._inline_push_config(req.configuration)
         ended = self.executions.ended
         existing = await self._get_task(msg.task_id, owner) if msg.task_id else None
