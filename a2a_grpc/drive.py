@@ -23,6 +23,7 @@ from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.events import EventBus
 from a2a_grpc.execution import Execution
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.memtrim import release_after
 from a2a_grpc.store.base import (
     OutboxEntry,
     PushConfigStore,
@@ -152,7 +153,9 @@ class Driver:
             else:
                 await self._fail(ex, ErrorCode.INTERNAL, f"the agent failed: {type(exc).__name__}")
         finally:
-            self._sizes.pop(ex.task_id, None)
+            size = self._sizes.pop(ex.task_id, (0, 0))[1]
+            if size:
+                release_after(size)
 
     async def _run_agent(self, ex: Execution, ctx: ExecutorContext) -> None:
         agen = aiter(self.executor.execute(ctx))

@@ -42,19 +42,24 @@ def _flood(port: int, n: int) -> list[socket.socket]:
 
 
 def _card(port: int) -> tuple[int, dict[str, object]]:
-    """GET the Agent Card over a new connection: (status, body)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        data = b""
-        while chunk := s.recv(65536):
-            data += chunk
+    """GET the Agent Card over a new connection: (status, body); (0, {})
+    when a refused connection was reset before its 503 could be read."""
+    data = b""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            while chunk := s.recv(65536):
+                data += chunk
+    except (ConnectionResetError, BrokenPipeError):
+        if not data:
+            return 0, {}
     head, _, body = data.partition(b"\r\n\r\n")
     return int(head.split()[1]), json.loads(body)
 
 
 async def _check(channel: grpc.aio.Channel) -> int:
     stub = health_pb2_grpc.HealthStub(channel)
-    res = await stub.Check(health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=5)
+    res = await stub.Check(health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=15)
     return int(res.status)
 
 
@@ -86,8 +91,12 @@ async def test_flood_of_idle_connections_leaves_health_checks_answering() -> Non
             assert proc.returncode is None
             # gRPC: the existing connection is served; HTTP: the card over a new one.
             assert await _check(ch) == health_pb2.HealthCheckResponse.SERVING
-            status, card = await asyncio.to_thread(_card, http_port)
-            assert status == 200 and card["name"]
+            # The reserve frees itself within a second of the flood; allow for a loaded machine.
+            async with asyncio.timeout(15):
+                while (answer := await asyncio.to_thread(_card, http_port))[0] != 200:
+                    assert answer[0] in (0, 503)
+                    await asyncio.sleep(0.5)
+            assert answer[1]["name"]
             for s in socks:
                 s.close()
             await asyncio.sleep(0.5)
