@@ -17,12 +17,14 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from a2a_grpc.context import Owner
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.events import EventBus
 from a2a_grpc.execution import Execution
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.memtrim import release_after
 from a2a_grpc.store.base import (
     Fence,
     LeaseLostError,
@@ -65,13 +67,21 @@ class TaskWriter:
     """
 
     def __init__(
-        self, store: TaskStore, configs: PushConfigStore, bus: EventBus, wake: Callable[[], None] | None
+        self,
+        store: TaskStore,
+        configs: PushConfigStore,
+        bus: EventBus,
+        wake: Callable[[], None] | None,
+        *,
+        max_task_bytes: int = 0,
     ) -> None:
         self.store = store
         self.configs = configs
         self.bus = bus
         self.wake = wake
         self.observer: Observer = NO_OBSERVER
+        #: Largest serialized task an execution may grow (0: unlimited).
+        self.max_task_bytes = max_task_bytes
 
     async def push_configs(self, owner: Owner, task_id: str) -> list[pb.TaskPushNotificationConfig]:
         """The task's webhooks; none while push delivery is off."""
@@ -116,18 +126,21 @@ class TaskWriter:
         event: pb.StreamResponse | None = None,
         *,
         was: int | None = None,
+        append: pb.Artifact | None = None,
     ) -> int:
         """Stores ``task`` if it is still at ``expected_version`` (with the
         outbox rows and ``event``, the stream event of this change) and,
         given a ``fence``, while that execution lease holds; returns the new
         version. ``was``: the state the task had (a change is reported to the
-        observer). Raises VersionConflictError (LeaseLostError for a lost lease)."""
-        if fence is None and event is None:
-            version = await self.store.update(task, owner, expected_version, outbox=outbox)
-        else:
-            version = await self.store.update(
-                task, owner, expected_version, outbox=outbox, fence=fence, event=event
-            )
+        observer); ``append``: the update only appended that chunk (the store
+        may write just it). Raises VersionConflictError (LeaseLostError for a
+        lost lease)."""
+        extra: dict[str, Any] = {}
+        if fence is not None or event is not None:  # only cluster-capable stores take them
+            extra = {"fence": fence, "event": event}
+        if append is not None:
+            extra["append"] = append
+        version = await self.store.update(task, owner, expected_version, outbox=outbox, **extra)
         if outbox and self.wake is not None:
             self.wake()
         if was is not None and was != task.status.state:
@@ -143,6 +156,8 @@ class Driver:
         self.writer = writer
         self.store = writer.store
         self.bus = writer.bus
+        #: Task id → (version, serialized size) of running executions' tasks.
+        self._sizes: dict[str, tuple[int, int]] = {}
 
     async def drive(self, ex: Execution, ctx: ExecutorContext) -> None:
         """Runs the agent to its end and records the outcome in ``ex``: the
@@ -166,6 +181,10 @@ class Driver:
                 ex.error = A2AError(ErrorCode.INTERNAL, f"the agent failed: {type(exc).__name__}")
             else:
                 await self._fail(ex, ErrorCode.INTERNAL, f"the agent failed: {type(exc).__name__}")
+        finally:
+            size = self._sizes.pop(ex.task_id, (0, 0))[1]
+            if size:
+                release_after(size)
 
     async def _run_agent(self, ex: Execution, ctx: ExecutorContext) -> None:
         agen = aiter(self.executor.execute(ctx))
@@ -327,18 +346,23 @@ class Driver:
         compare-and-swap and publishes it. A lost race re-reads the task and
         applies the event again on top (another writer's change is kept); a
         lost race with a terminal writer (CancelTask) stops here."""
+        chunk = event.artifact if isinstance(event, pb.TaskArtifactUpdateEvent) and event.append else None
         for _attempt in range(3):
             assert ex.current is not None
-            task, out = apply_event(ex.current.task, event)
+            size = self._check_size(ex, event)
+            was = ex.current.task.status.state
+            # An appended chunk changes ex.current in place (no copy of what
+            # the task already holds); a lost race replaces ex.current anyway.
+            task, out = apply_event(ex.current.task, event, in_place=chunk is not None)
             outbox = self.writer.outbox(ex.task_id, ex.push_configs or (), ex.current.version + 1, out)
             try:
-                version = await self._write(
-                    ex, task, ex.current.version, outbox, out, ex.current.task.status.state
-                )
+                version = await self._write(ex, task, ex.current.version, outbox, out, was, append=chunk)
             except VersionConflictError:
                 ex.current = await self._reread(ex)
                 continue
             ex.current = StoredTask(task, version)
+            if size and chunk is not None:
+                self._sizes[ex.task_id] = (version, size)
             state = task.status.state
             self.bus.publish(ex.task_id, version, out, last=is_terminal(state))
             if is_final(state):
@@ -362,14 +386,18 @@ class Driver:
         outbox: list[OutboxEntry],
         event: pb.StreamResponse | None,
         was: int,
+        *,
+        append: pb.Artifact | None = None,
     ) -> int:
         """One task write of the execution, fenced by its lease (if any);
         ``event`` is the stream event of the change (None: the task snapshot),
-        ``was`` the state the task had.
+        ``was`` the state the task had, ``append`` the chunk it only appended.
         A lost lease ends the execution here (_Settled): another replica took
         the task over, so this one must not write again."""
         try:
-            return await self.writer.write(task, ex.owner, expected, outbox, ex.fence, event, was=was)
+            return await self.writer.write(
+                task, ex.owner, expected, outbox, ex.fence, event, was=was, append=append
+            )
         except LeaseLostError:
             await self._lease_lost(ex)
             raise _Settled from None
@@ -389,6 +417,29 @@ class Driver:
             return
         ex.current = fresh
         self.bus.publish(ex.task_id, fresh.version, status_event(fresh.task), last=True)
+
+    def _check_size(self, ex: Execution, event: object) -> int:
+        """The task's serialized size after an artifact update ``event`` (0
+        for other events, or without a limit); raises RESOURCE_EXHAUSTED when
+        it would exceed ``max_task_bytes`` (the task then ends FAILED saying
+        so). The size at ``ex.current``'s version is remembered, so a run of
+        appended chunks costs their own sizes (``ByteSize`` serializes)."""
+        limit = self.writer.max_task_bytes
+        if not limit or not isinstance(event, pb.TaskArtifactUpdateEvent):
+            return 0
+        assert ex.current is not None
+        task = ex.current.task
+        known = self._sizes.get(ex.task_id)
+        base = known[1] if known is not None and known[0] == ex.current.version else task.ByteSize()
+        size = base + event.artifact.ByteSize() + 16  # the repeated-field tag and length
+        if size > limit:
+            raise A2AError(
+                ErrorCode.RESOURCE_EXHAUSTED,
+                f"artifact {event.artifact.artifact_id} would grow task {task.id} to {size} bytes, "
+                f"over the server's maximum task size of {limit} bytes",
+                metadata={"taskId": task.id, "limit": str(limit)},
+            )
+        return size
 
     async def _reread(self, ex: Execution) -> StoredTask:
         """The task as another writer left it; raises _Settled when that

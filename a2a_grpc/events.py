@@ -4,11 +4,14 @@ Every event is published with the task version it produced, so a subscriber
 that also reads a snapshot can drop the events the snapshot already contains
 (spec §3.1.6: SubscribeToTask starts with a snapshot, then the updates).
 
-Each subscriber has its own bounded buffer. Publishing never waits: a
-subscriber that falls more than ``buffer`` events behind is closed with
+Each subscriber has its own bounded buffer, in events and in bytes.
+Publishing never waits: a subscriber that falls more than ``buffer`` events
+or ``buffer_bytes`` bytes (serialized size) behind is closed with
 RESOURCE_EXHAUSTED after it has drained what it holds, so a slow or stuck
-client never blocks the execution or the other subscribers, and never silently
-misses an event (spec §3.5.2: every stream sees identical events in order).
+client never blocks the execution or the other subscribers, never pins more
+than about ``buffer_bytes`` of memory, and never silently misses an event
+(spec §3.5.2: every stream sees identical events in order). One event larger
+than ``buffer_bytes`` still reaches a subscriber that has nothing pending.
 """
 
 from __future__ import annotations
@@ -21,7 +24,11 @@ from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.telemetry import NO_OBSERVER, Observer
 from a2a_grpc.types import pb
 
-__all__ = ["EventBus", "Subscription"]
+__all__ = ["DEFAULT_BUFFER_BYTES", "EventBus", "Subscription"]
+
+#: Bytes of events a subscriber may lag by default (issue 10: 1,024 events of
+#: 64 KiB pinned 65 MB per stalled stream).
+DEFAULT_BUFFER_BYTES = 16 * 1024 * 1024
 
 
 class Subscription:
@@ -33,13 +40,29 @@ class Subscription:
     if the subscriber fell too far behind.
     """
 
-    __slots__ = ("_buffer", "_bus", "_ended", "_error", "_limit", "_waiter", "task_id")
+    __slots__ = (
+        "_buffer",
+        "_bus",
+        "_bytes",
+        "_ended",
+        "_error",
+        "_limit",
+        "_limit_bytes",
+        "_sizes",
+        "_waiter",
+        "task_id",
+    )
 
-    def __init__(self, bus: EventBus, task_id: str, limit: int) -> None:
+    def __init__(
+        self, bus: EventBus, task_id: str, limit: int, limit_bytes: int = DEFAULT_BUFFER_BYTES
+    ) -> None:
         self._bus = bus
         self.task_id = task_id
         self._limit = limit
+        self._limit_bytes = limit_bytes
         self._buffer: deque[tuple[int, pb.StreamResponse]] = deque()
+        self._sizes: deque[int] = deque()
+        self._bytes = 0
         self._ended = False
         self._error: A2AError | None = None
         self._waiter: asyncio.Future[None] | None = None
@@ -49,14 +72,20 @@ class Subscription:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    def _push(self, version: int, event: pb.StreamResponse) -> bool:
-        """Queues an event; False if the subscriber overflowed (and is closed)."""
+    def _push(self, version: int, event: pb.StreamResponse, size: int) -> bool:
+        """Queues an event of ``size`` bytes; False if the subscriber
+        overflowed (and is closed)."""
         if self._ended:
             return False
+        behind = None
         if len(self._buffer) >= self._limit:
+            behind = f"{self._limit} events"
+        elif self._buffer and self._bytes + size > self._limit_bytes:
+            behind = f"{self._limit_bytes} bytes"
+        if behind is not None:
             self._error = A2AError(
                 ErrorCode.RESOURCE_EXHAUSTED,
-                f"subscriber fell more than {self._limit} events behind on task {self.task_id}; "
+                f"subscriber fell more than {behind} behind on task {self.task_id}; "
                 "subscribe again to get a fresh snapshot",
                 metadata={"taskId": self.task_id},
             )
@@ -64,8 +93,15 @@ class Subscription:
             self._wake()
             return False
         self._buffer.append((version, event))
+        self._sizes.append(size)
+        self._bytes += size
         self._wake()
         return True
+
+    @property
+    def pending_bytes(self) -> int:
+        """Serialized size of the events queued and not yet read."""
+        return self._bytes
 
     def _end(self) -> None:
         self._ended = True
@@ -84,6 +120,7 @@ class Subscription:
         try:
             while True:
                 if self._buffer:
+                    self._bytes -= self._sizes.popleft()
                     yield self._buffer.popleft()
                     continue
                 if self._ended:
@@ -104,15 +141,16 @@ class EventBus:
     subscribers, in publication order. ``observer`` hears of subscribers
     closed for lagging."""
 
-    def __init__(self, *, buffer: int = 1024) -> None:
+    def __init__(self, *, buffer: int = 1024, buffer_bytes: int = DEFAULT_BUFFER_BYTES) -> None:
         self._buffer = buffer
+        self._buffer_bytes = buffer_bytes
         self._subs: dict[str, set[Subscription]] = {}
         self.observer: Observer = NO_OBSERVER
 
     def subscribe(self, task_id: str) -> Subscription:
         """A new subscription to ``task_id``'s future events (none is missed
         from this call on: subscribing never awaits)."""
-        sub = Subscription(self, task_id, self._buffer)
+        sub = Subscription(self, task_id, self._buffer, self._buffer_bytes)
         self._subs.setdefault(task_id, set()).add(sub)
         return sub
 
@@ -130,7 +168,8 @@ class EventBus:
         subs = self._subs.get(task_id)
         if not subs:
             return
-        overflowed = [sub for sub in subs if not sub._push(version, event)]
+        size = event.ByteSize()
+        overflowed = [sub for sub in subs if not sub._push(version, event, size)]
         for sub in overflowed:
             subs.discard(sub)
             if sub._error is not None:

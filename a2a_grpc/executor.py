@@ -164,6 +164,10 @@ class AgentExecutor(abc.ABC):
     """
 
     card: pb.AgentCard
+    #: Refuse, before :meth:`execute` runs, a message part whose media type is
+    #: outside the card's input modes (CONTENT_TYPE_NOT_SUPPORTED; see
+    #: :mod:`a2a_grpc.mediatypes`). An agent that checks parts itself sets False.
+    check_input_modes: bool = True
 
     @abc.abstractmethod
     def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:

@@ -32,6 +32,7 @@ from a2a_grpc.events import EventBus
 from a2a_grpc.execution import Execution, Executions
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.interceptors import require_push
+from a2a_grpc.mediatypes import check_input_modes
 from a2a_grpc.pushconfigs import PushConfigs
 from a2a_grpc.store.base import ListQuery, PushConfigStore, StoredTask, TaskStore, VersionConflictError
 from a2a_grpc.taskupdate import apply_event
@@ -77,6 +78,11 @@ class HandlerConfig:
     list_max_page_size: int = 100
     push_max_configs_per_task: int = 10
     push_max_configs_per_owner: int = 1000
+    #: Bytes of events a stream may lag before it is closed (issue 10).
+    subscriber_buffer_bytes: int = 16 * 1024 * 1024
+    #: Largest serialized task an agent may grow with artifacts (0: no
+    #: limit); beyond it the task ends FAILED with RESOURCE_EXHAUSTED's text.
+    max_task_bytes: int = 256 * 1024 * 1024
 
 
 def _trim(task: pb.Task, history_length: int | None, *, include_artifacts: bool = True) -> pb.Task:
@@ -121,11 +127,13 @@ class RequestHandler:
         self.extended_card = extended_card
         self.config = config or HandlerConfig()
         self.push = push
-        self.bus = EventBus(buffer=self.config.subscriber_buffer)
+        self.bus = EventBus(
+            buffer=self.config.subscriber_buffer, buffer_bytes=self.config.subscriber_buffer_bytes
+        )
         # Push is on when there is a sink and the card declares it (read once:
         # A2AServer replaces the card later only to fill in its interfaces).
         wake = push.wake if push is not None and card.capabilities.push_notifications else None
-        self.writer = TaskWriter(store, store, self.bus, wake)
+        self.writer = TaskWriter(store, store, self.bus, wake, max_task_bytes=self.config.max_task_bytes)
         self.push_configs = PushConfigs(
             store,
             max_per_task=self.config.push_max_configs_per_task,
@@ -150,6 +158,8 @@ class RequestHandler:
         if self.executions.closing:
             raise A2AError(ErrorCode.UNAVAILABLE, "server is shutting down")
         msg, owner = req.message, call.owner
+        if self.executor.check_input_modes:
+            check_input_modes(msg, self.card)
         push_config = await self._inline_push_config(req.configuration)
         ended = self.executions.ended
         existing = await self._get_task(msg.task_id, owner) if msg.task_id else None

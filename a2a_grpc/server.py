@@ -16,20 +16,23 @@ import importlib.util
 import inspect
 import logging
 import signal
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.message import DecodeError
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from a2a_grpc.card import BINDINGS, PROTOCOL_VERSION, build_card
+from a2a_grpc.connlimits import ConnectionLimits, bind_error, grpc_options
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.executor import AgentExecutor
 from a2a_grpc.handler import HandlerConfig, PushSink, RequestHandler
+from a2a_grpc.health import HealthServicer
 from a2a_grpc.interceptors import CallInterceptor
+from a2a_grpc.reflection import enable_reflection
 from a2a_grpc.servicer import A2AServicer, abort
 from a2a_grpc.store.base import Store
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
@@ -134,6 +137,8 @@ class ServerConfig:
     auth: AuthPolicy | None = None
     recover_lost_tasks: bool = True
     cluster: ClusterConfig | None = None
+    #: Connection caps and timeouts of both ports (issue 10; a2a_grpc.connlimits).
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 class A2AServer:
@@ -194,7 +199,8 @@ class A2AServer:
         self.retention: Any = None
         self.store_health: Any = None
         self._grpc: grpc.aio.Server | None = None
-        self._health: health.aio.HealthServicer | None = None
+        self._health: HealthServicer | None = None
+        self._site: Any = None
         self._runner: Any = None
         self._stopped = asyncio.Event()
 
@@ -252,8 +258,6 @@ class A2AServer:
             await self.retention.start()
         server = self._grpc_server()
         self.grpc_port = self._add_grpc_ports(server)
-        if self.grpc_port == 0:
-            raise OSError(f"cannot listen for gRPC on {cfg.host}:{cfg.grpc_port}")
         self._grpc = server
         if cfg.http_port is not None:
             await self._start_http(cfg.http_port)
@@ -289,14 +293,13 @@ class A2AServer:
 
     def _add_grpc_ports(self, server: grpc.aio.Server) -> int:
         """Binds the gRPC port — TLS when configured — and the optional
-        mTLS-only second port; returns the first port (0 when it cannot be
-        bound); raises OSError when the second cannot be."""
+        mTLS-only second port; returns the first port. Raises OSError (one
+        line naming the port) when either cannot be bound."""
         cfg = self.config
-        address = f"{_bracket(cfg.host)}:{cfg.grpc_port}"
         if cfg.tls is None:
-            return server.add_insecure_port(address)
-        port = server.add_secure_port(address, cfg.tls.grpc_credentials())
-        if port and cfg.tls.mtls_grpc_port is not None:
+            return _bind_grpc(server, cfg.host, cfg.grpc_port)
+        port = _bind_grpc(server, cfg.host, cfg.grpc_port, cfg.tls.grpc_credentials())
+        if cfg.tls.mtls_grpc_port is not None:
             second = f"{_bracket(cfg.host)}:{cfg.tls.mtls_grpc_port}"
             self.mtls_grpc_port = server.add_secure_port(
                 second, cfg.tls.grpc_credentials(require_client_cert=True)
@@ -373,24 +376,21 @@ class A2AServer:
                 # clients reconnecting after a restart) is queued instead.
                 ("grpc.server.max_pending_requests", _MAX_PENDING_CALLS),
                 ("grpc.server.max_pending_requests_hard_limit", _MAX_PENDING_CALLS_HARD),
+                *grpc_options(self.config.connections),
             ]
         )
         _add_servicer(self.servicer, server)
-        self._health = health.aio.HealthServicer()
+        self._health = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        reflection.enable_server_reflection(
-            (
-                SERVICE_NAME,
-                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-                reflection.SERVICE_NAME,
-            ),
-            server,
-        )
+        enable_reflection((SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
         return server
 
     async def _start_http(self, port: int) -> None:
         """Serves the gateway (JSON-RPC, HTTP+JSON, the Agent Card) on ``port``."""
-        from gateway.app import create_app
+        from aiohttp import web
+
+        from gateway.app import CARD_PATHS, create_app
+        from gateway.connections import ClientErrorLogger, GuardedSite, reserve_middleware
 
         cfg = self.config
         app = create_app(
@@ -403,8 +403,25 @@ class A2AServer:
             max_message_bytes=cfg.max_message_bytes,
             metrics=self.metrics.handle if self.metrics is not None and cfg.metrics_port is None else None,
         )
+        app.middlewares.insert(0, reserve_middleware(CARD_PATHS))
+        limits = cfg.connections
+        handler_args: dict[str, Any] = {
+            "access_log": None,
+            "logger": ClientErrorLogger(),
+            "keepalive_timeout": limits.idle_timeout_seconds,
+        }
+        runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=cfg.grace_seconds, **handler_args)
+        await runner.setup()
         ssl_context = cfg.tls.ssl_context() if cfg.tls is not None else None
-        self._runner, self.http_port = await _listen(app, cfg.host, port, cfg.grace_seconds, ssl_context)
+        site = GuardedSite(runner, cfg.host, port, limits, handler_args, ssl_context=ssl_context)
+        try:
+            await site.start()
+        except OSError:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        self._site = site
+        self.http_port = site.port
 
     async def _start_metrics(self, port: int) -> None:
         """Serves ``GET /metrics`` alone on ``port``."""
@@ -598,6 +615,34 @@ def _add_servicer(servicer: A2AServicer, server: grpc.aio.Server) -> None:
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
     server.add_registered_method_handlers(SERVICE_NAME, handlers)
+
+
+def _bind_grpc(
+    server: grpc.aio.Server, host: str, port: int, credentials: grpc.ServerCredentials | None = None
+) -> int:
+    """Binds ``server`` to ``host``:``port`` (TLS with ``credentials``) and
+    returns the bound port. Raises OSError with one line naming the port
+    when it is taken (checked first, so grpc-core logs nothing) or cannot be
+    bound."""
+    if port:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise bind_error("gRPC", host, port, exc) from None
+    address = f"{_bracket(host)}:{port}"
+    try:
+        if credentials is None:
+            bound = server.add_insecure_port(address)
+        else:
+            bound = server.add_secure_port(address, credentials)
+    except RuntimeError:
+        bound = 0
+    if bound == 0:
+        raise OSError(f"gRPC port {port} on {host} cannot be bound")
+    return bound
 
 
 def _bracket(host: str) -> str:

@@ -34,6 +34,7 @@ __all__ = [
     "apply_event",
     "check_event",
     "direct_reply",
+    "extend_artifact",
     "invalid",
     "open_task",
     "received_at",
@@ -143,21 +144,26 @@ def open_task(
 
 
 def apply_event(
-    task: pb.Task, event: object, *, now: Timestamp | None = None
+    task: pb.Task, event: object, *, now: Timestamp | None = None, in_place: bool = False
 ) -> tuple[pb.Task, pb.StreamResponse]:
     """The task after ``event``, and the event to fan out (its task and
     context ids filled in). ``now`` stamps a status that has no timestamp
-    (default: the current time). Raises INVALID_AGENT_RESPONSE for a Message
-    (a task exists), an event of another task or context, a terminal
-    ``task``, and an event missing what it needs (a valid state; an
-    artifact id and parts)."""
+    (default: the current time). With ``in_place`` the result is ``task``
+    itself, changed (no copy: appending a chunk then costs the chunk, not the
+    task); nothing is changed when the event is refused. Raises
+    INVALID_AGENT_RESPONSE for a Message (a task exists), an event of another
+    task or context, a terminal ``task``, and an event missing what it needs
+    (a valid state; an artifact id and parts)."""
     if isinstance(event, pb.Message):
         raise invalid("a Message may only answer a new interaction, not a task")
     event = check_event(event, task.id, task.context_id)
     if is_terminal(task.status.state):
         raise invalid("the task is already terminal; no event may follow")
-    out = pb.Task()
-    out.CopyFrom(task)
+    if in_place:
+        out = task
+    else:
+        out = pb.Task()
+        out.CopyFrom(task)
     if isinstance(event, pb.TaskStatusUpdateEvent):
         return out, _apply_status(out, event, now)
     if isinstance(event, pb.TaskArtifactUpdateEvent):
@@ -195,19 +201,31 @@ def _apply_artifact(task: pb.Task, event: pb.TaskArtifactUpdateEvent) -> pb.Stre
         raise invalid("an artifact needs an artifactId")
     if not art.parts:
         raise invalid(f"artifact {art.artifact_id} has no parts")
-    for existing in task.artifacts:
-        if existing.artifact_id == art.artifact_id:
-            if event.append:
-                _extend(existing, art)
-            else:
-                existing.CopyFrom(art)
-            break
+    if event.append:
+        extend_artifact(task, art)
     else:
-        task.artifacts.append(art)
+        for existing in task.artifacts:
+            if existing.artifact_id == art.artifact_id:
+                existing.CopyFrom(art)
+                break
+        else:
+            task.artifacts.append(art)
     upd = pb.TaskArtifactUpdateEvent()
     upd.CopyFrom(event)
     upd.task_id, upd.context_id = task.id, task.context_id
     return pb.StreamResponse(artifact_update=upd)
+
+
+def extend_artifact(task: pb.Task, chunk: pb.Artifact) -> None:
+    """Appends ``chunk`` to the artifact of its id in ``task`` (in place), or
+    adds it when there is none: what an artifact update with ``append=true``
+    does, and how a store folds the chunks it kept apart back into the task
+    on read (:meth:`~a2a_grpc.store.base.TaskStore.update`)."""
+    for existing in task.artifacts:
+        if existing.artifact_id == chunk.artifact_id:
+            _extend(existing, chunk)
+            return
+    task.artifacts.append(chunk)
 
 
 def _extend(existing: pb.Artifact, chunk: pb.Artifact) -> None:

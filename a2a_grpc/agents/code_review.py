@@ -36,6 +36,11 @@ Outcomes and errors:
   ``INVALID_PARAMS`` (spec §3.3.2), before any event;
 * a diff that cannot be parsed, a URL that cannot be fetched, or ruff failing → the task ends
   ``failed`` with a message saying why.
+
+Limits (also in the card's skill description): a diff of at most ``MAX_DIFF_BYTES`` (4,194,304)
+characters, ``MAX_HUNKS`` (5,000) hunks linted, ``REVIEW_SECONDS`` (120 s) per review — past it
+the task ends ``failed`` ("The review took longer than its limit …"). While a step runs (parsing,
+rebuilding, ruff, mapping) a ``working`` status goes out at least every ``PROGRESS_SECONDS`` (3 s).
 """
 
 from __future__ import annotations
@@ -97,6 +102,10 @@ MAX_HUNKS = 5000
 FETCH_TIMEOUT = 15.0
 #: Most ``working`` statuses one review sends (a diff touching more files reports every k-th file).
 _MAX_PROGRESS = 100
+#: Longest pause between two ``working`` statuses while one step of a review runs (seconds).
+PROGRESS_SECONDS = 3.0
+#: Longest one review may take (seconds); then the task ends ``failed`` saying so.
+REVIEW_SECONDS = 120.0
 #: Findings listed in the text part (the data part has them all).
 _TEXT_LISTED = 25
 
@@ -138,7 +147,9 @@ def build_card() -> pb.AgentCard:
                     "performance: perflint) and reports the findings on added lines with their new "
                     "line numbers, a severity and a fix hint. Send the diff as text, as a "
                     'text/x-diff file, or as data {"diff": ..., "focus": [...]}. Non-Python files '
-                    "are listed as skipped. Asks for a diff when the message has none."
+                    "are listed as skipped. Asks for a diff when the message has none. Limits: a diff of "
+                    "at most 4,194,304 characters (4 MiB, inline or fetched), 5,000 hunks linted (files "
+                    "beyond are listed as skipped), 120 s per review; a working status at least every 3 s."
                 ),
                 tags=["code-review", "python", "diff", "security", "lint", "ruff"],
                 examples=[
@@ -211,8 +222,13 @@ class CodeReviewAgent(AgentExecutor):
                     raise _Failed(f"Could not fetch the diff: {exc}.") from exc
             # Parsing, rebuilding and mapping are CPU work in pure Python: they run in worker
             # threads so a large diff does not stall the server's event loop.
-            patch = await asyncio.to_thread(_parse_diff, texts)
-            async for event in self._review(ctx, patch, focus, py_version, want_data, want_text):
+            clock = _Clock(asyncio.get_running_loop().time() + REVIEW_SECONDS)
+            parse = asyncio.ensure_future(asyncio.to_thread(_parse_diff, texts))
+            async for event in clock.wait(ctx, parse, "Reading the diff"):
+                yield event
+            async for event in self._review(
+                ctx, parse.result(), focus, py_version, want_data, want_text, clock
+            ):
                 yield event
         except _Failed as exc:
             yield ctx.status(pb.TASK_STATE_FAILED, str(exc))
@@ -225,6 +241,7 @@ class CodeReviewAgent(AgentExecutor):
         py_version: str,
         want_data: bool,
         want_text: bool,
+        clock: _Clock,
     ) -> AsyncIterator[Event]:
         python_files, skipped = _triage(patch)
         snippets: list[Snippet] = []
@@ -232,13 +249,22 @@ class CodeReviewAgent(AgentExecutor):
         every = -(-n // _MAX_PROGRESS)  # one status per file, or per `every` files for huge diffs
         for start in range(0, n, every):
             group = python_files[start : start + every]
-            yield ctx.status(pb.TASK_STATE_WORKING, f"Reviewing {group[0].path} ({start + 1}/{n})")
+            label = f"Reviewing {group[0].path} ({start + 1}/{n})"
+            yield ctx.status(pb.TASK_STATE_WORKING, label)
             if start + len(group) == n and len(group) > 1:
-                yield ctx.status(pb.TASK_STATE_WORKING, f"Reviewing {group[-1].path} ({n}/{n})")
-            snippets.extend(await asyncio.to_thread(_rebuild_files, group, len(snippets), skipped))
+                yield ctx.status(pb.TASK_STATE_WORKING, label := f"Reviewing {group[-1].path} ({n}/{n})")
+            rebuilt = asyncio.ensure_future(asyncio.to_thread(_rebuild_files, group, len(snippets), skipped))
+            async for event in clock.wait(ctx, rebuilt, label):
+                yield event
+            snippets.extend(rebuilt.result())
 
-        report = await _lint(snippets, focus, py_version)
-        findings, unreviewed = await asyncio.to_thread(_map_findings, report, snippets)
+        lint = asyncio.ensure_future(_lint(snippets, focus, py_version))
+        async for event in clock.wait(ctx, lint, f"Linting {len(snippets)} snippets with ruff"):
+            yield event
+        mapped = asyncio.ensure_future(asyncio.to_thread(_map_findings, lint.result(), snippets))
+        async for event in clock.wait(ctx, mapped, "Mapping the findings to the diff"):
+            yield event
+        findings, unreviewed = mapped.result()
         order = {p.path: i for i, p in enumerate(python_files)}
         findings.sort(key=lambda f: (order[f["file"]], f["line"], f["column"], f["rule"]))
         skipped.extend(unreviewed)
@@ -248,6 +274,36 @@ class CodeReviewAgent(AgentExecutor):
         ):
             yield event
         yield ctx.status(pb.TASK_STATE_COMPLETED, summary)
+
+
+class _Clock:
+    """One review's deadline (``REVIEW_SECONDS`` from its start, loop time)
+    and its heartbeat."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    async def wait(self, ctx: ExecutorContext, work: asyncio.Future[Any], label: str) -> AsyncIterator[Event]:
+        """Waits for ``work``, yielding a ``working`` status ("label, N s")
+        every ``PROGRESS_SECONDS``; cancels it and raises _Failed past the
+        deadline. ``work`` is cancelled too when the review is interrupted."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            while not work.done():
+                left = self.deadline - loop.time()
+                if left <= 0:
+                    raise _Failed(
+                        f"The review took longer than its limit of {REVIEW_SECONDS:g} s; send a smaller diff."
+                    )
+                await asyncio.wait({work}, timeout=min(PROGRESS_SECONDS, left))
+                if not work.done() and loop.time() < self.deadline:
+                    yield ctx.status(pb.TASK_STATE_WORKING, f"{label}, {loop.time() - started:.0f} s")
+        finally:
+            if not work.done():
+                work.cancel()
+                with contextlib.suppress(BaseException):
+                    await work
 
 
 def _triage(patch: PatchSet) -> tuple[list[PatchedFile], list[dict[str, Any]]]:

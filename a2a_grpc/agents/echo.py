@@ -13,7 +13,11 @@ __all__ = ["EchoAgent"]
 
 class EchoAgent(AgentExecutor):
     """Echoes the text parts of each message (non-text parts are echoed
-    as they came) in an artifact named ``echo``, then completes the task."""
+    as they came) in an artifact named ``echo``, then completes the task.
+    Every part is echoed whatever its media type: the card's input modes are
+    not enforced (``check_input_modes = False``)."""
+
+    check_input_modes = False
 
     card = pb.AgentCard(
         name="Echo Agent",

@@ -8,8 +8,10 @@ shown in ``--help``). Defaults bind 127.0.0.1 only: gRPC on 50051, HTTP on
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +20,7 @@ from google.protobuf import json_format
 
 from a2a_grpc.card import BINDINGS
 from a2a_grpc.cli.cluster_opts import cluster_options
+from a2a_grpc.cli.conn_opts import connection_options
 from a2a_grpc.cli.ops import operations_options, server_settings
 from a2a_grpc.cli.tls_opts import serve_tls_options
 from a2a_grpc.handler import HandlerConfig
@@ -26,6 +29,7 @@ from a2a_grpc.types import pb
 if TYPE_CHECKING:
     from a2a_grpc.auth.policy import AuthPolicy
     from a2a_grpc.cluster.leases import ClusterConfig
+    from a2a_grpc.connlimits import ConnectionLimits
     from a2a_grpc.executor import AgentExecutor
     from a2a_grpc.store.base import Store
 
@@ -36,6 +40,26 @@ def _default_store() -> str:
     from a2a_grpc.store import default_store_url
 
     return default_store_url()
+
+
+def _gather_push_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Hands ``fn`` the ``--push-*`` options as one ``push_settings``
+    (allow, timeout, attempts, backoff), None without ``--push``."""
+
+    @functools.wraps(fn)
+    def wrapper(
+        *args: Any,
+        push: bool,
+        push_allow: tuple[str, ...],
+        push_timeout: float,
+        push_max_attempts: int,
+        push_max_backoff: float,
+        **kwargs: Any,
+    ) -> Any:
+        settings = (push_allow, push_timeout, push_max_attempts, push_max_backoff)
+        return fn(*args, push_settings=settings if push else None, **kwargs)
+
+    return wrapper
 
 
 @click.command()
@@ -224,6 +248,8 @@ def _default_store() -> str:
     "on a task another replica runs.",
 )
 @cluster_options
+@connection_options
+@_gather_push_options
 def serve(
     agent: str,
     host: str,
@@ -233,11 +259,7 @@ def serve(
     public_grpc: str | None,
     store_url: str | None,
     interfaces: str,
-    push: bool,
-    push_allow: tuple[str, ...],
-    push_timeout: float,
-    push_max_attempts: int,
-    push_max_backoff: float,
+    push_settings: tuple[tuple[str, ...], float, int, float] | None,
     lenient_version: bool,
     extended_card: Path | None,
     max_message_bytes: int,
@@ -248,6 +270,8 @@ def serve(
     log_level: str,
     cancel_grace: float,
     cluster_config: ClusterConfig | None,
+    connections: ConnectionLimits,
+    max_task_bytes: int,
     tls: Any = None,
     card_signer: Any = None,
     **ops: Any,
@@ -259,8 +283,9 @@ def serve(
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card, cluster=cluster_config)
     _use_registry(executor, agent, registry_url)
     policy = _load_auth(auth_file)
-    dispatcher = (
-        _dispatcher(store, push_allow, push_timeout, push_max_attempts, push_max_backoff) if push else None
+    dispatcher = _dispatcher(store, *push_settings) if push_settings else None
+    handler = HandlerConfig(
+        strict_version=not lenient_version, cancel_grace_seconds=cancel_grace, max_task_bytes=max_task_bytes
     )
     config = ServerConfig(
         host=host,
@@ -272,8 +297,9 @@ def serve(
         grace_seconds=grace,
         freeze_gc=True,
         interface_order=order,
-        handler=HandlerConfig(strict_version=not lenient_version, cancel_grace_seconds=cancel_grace),
+        handler=handler,
         cluster=cluster_config,
+        connections=connections,
         tls=tls,
         card_signer=card_signer,
         auth=policy,

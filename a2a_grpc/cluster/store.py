@@ -235,9 +235,12 @@ class ClusterStore(SqlTaskStore):
         outbox: SequenceOf[OutboxEntry] = (),
         fence: Fence | None = None,
         event: pb.StreamResponse | None = None,
+        append: pb.Artifact | None = None,
     ) -> int:
         """As the SQL store's; then ``on_commit``."""
-        version = await super().update(task, owner, expected_version, outbox=outbox, fence=fence, event=event)
+        version = await super().update(
+            task, owner, expected_version, outbox=outbox, fence=fence, event=event, append=append
+        )
         if self.on_commit is not None:
             self.on_commit(task.id, version)
         return version

@@ -28,6 +28,7 @@ from a2a_grpc.store.base import (
     TaskExistsError,
     VersionConflictError,
 )
+from a2a_grpc.taskupdate import extend_artifact
 from a2a_grpc.types import TERMINAL_STATES, pb
 
 __all__ = ["InMemoryTaskStore", "status_ts_ms"]
@@ -50,12 +51,13 @@ def _copy_config(config: pb.TaskPushNotificationConfig) -> pb.TaskPushNotificati
 
 
 #: One stored task: (serialized task, tenant, user, version, (status ms, id),
-#: context id, state). A plain tuple of atoms, so CPython stops tracking it in
+#: context id, state, serialized artifact chunks appended since ``data`` was
+#: written — folded in on read). A plain tuple of atoms, so CPython stops tracking it in
 #: the cyclic GC: full collections — whose pauses were the p99 tail of a server
 #: holding many tasks — then cost nothing per stored task. The task is kept
 #: serialized for the same reason (a parsed proto is a tree the GC walks), and
 #: a copy out is one parse either way. Rows are replaced, never changed.
-_Row = tuple[bytes, str, str, int, _Key, str, int]
+_Row = tuple[bytes, str, str, int, _Key, str, int, tuple[bytes, ...]]
 _DATA: Final = 0
 _TENANT: Final = 1
 _USER: Final = 2
@@ -63,6 +65,7 @@ _VERSION: Final = 3
 _KEY: Final = 4
 _CONTEXT: Final = 5
 _STATE: Final = 6
+_CHUNKS: Final = 7
 
 
 def _row(task: pb.Task, owner: Owner, version: int) -> _Row:
@@ -75,7 +78,28 @@ def _row(task: pb.Task, owner: Owner, version: int) -> _Row:
         key,
         task.context_id,
         task.status.state,
+        (),
     )
+
+
+def _task_of(row: _Row) -> pb.Task:
+    """The row's task, its appended chunks folded in."""
+    task = pb.Task.FromString(row[_DATA])
+    for chunk in row[_CHUNKS]:
+        extend_artifact(task, pb.Artifact.FromString(chunk))
+    return task
+
+
+def _appended(row: _Row, task: pb.Task, chunk: pb.Artifact) -> _Row | None:
+    """``row`` one version on with ``chunk`` kept apart, or None when ``task``
+    moved more than an append would (then it is stored whole)."""
+    if (status_ts_ms(task), task.id) != row[_KEY] or (task.context_id, task.status.state) != (
+        row[_CONTEXT],
+        row[_STATE],
+    ):
+        return None
+    data, tenant, user, version, key, context, state, chunks = row
+    return (data, tenant, user, version + 1, key, context, state, (*chunks, chunk.SerializeToString()))
 
 
 def _owned(row: _Row, owner: Owner) -> bool:
@@ -171,7 +195,7 @@ class InMemoryTaskStore:
         row = self._tasks.get(task_id)
         if row is None or not _owned(row, owner):
             return None
-        return StoredTask(pb.Task.FromString(row[_DATA]), row[_VERSION])
+        return StoredTask(_task_of(row), row[_VERSION])
 
     async def update(
         self,
@@ -182,10 +206,12 @@ class InMemoryTaskStore:
         outbox: Sequence[OutboxEntry] = (),
         fence: Fence | None = None,
         event: pb.StreamResponse | None = None,
+        append: pb.Artifact | None = None,
     ) -> int:
         """Replaces the task when its version is ``expected_version`` and
         queues ``outbox``; returns the new version (``event`` is not kept:
-        this store has no event log).
+        this store has no event log). An ``append`` chunk is kept apart (the
+        task is not serialized again) and folded in on read.
 
         Raises VersionConflictError (writing nothing) when the version moved on
         or the task is missing or not ``owner``'s; ValueError for a ``fence``."""
@@ -194,9 +220,13 @@ class InMemoryTaskStore:
         row = self._tasks.get(task.id)
         if row is None or not _owned(row, owner) or row[_VERSION] != expected_version:
             raise VersionConflictError(task.id)
-        self._index_remove(row)
-        row = self._tasks[task.id] = _row(task, owner, expected_version + 1)
-        self._index_add(row)
+        moved = _appended(row, task, append) if append is not None else None
+        if moved is not None:
+            row = self._tasks[task.id] = moved
+        else:
+            self._index_remove(row)
+            row = self._tasks[task.id] = _row(task, owner, expected_version + 1)
+            self._index_add(row)
         now = time.time()
         for entry in outbox:
             seq = self._next_seq
@@ -248,7 +278,7 @@ class InMemoryTaskStore:
             if len(page) == query.page_size:
                 has_more = True
                 break
-            page.append(pb.Task.FromString(self._tasks[key[1]][_DATA]))
+            page.append(_task_of(self._tasks[key[1]]))
         return ListPage(tasks=page, has_more=has_more, total_size=total)
 
     # --- push notification configs -------------------------------------------

@@ -44,7 +44,7 @@ class ConformanceAgent(AgentExecutor):
             streaming=True,
             extensions=[pb.AgentExtension(uri=OPTIONAL_EXTENSION, description="trace", required=False)],
         ),
-        default_input_modes=["text/plain", "application/octet-stream"],
+        default_input_modes=["text/plain", "application/octet-stream", "application/json"],
         default_output_modes=["text/plain", "application/octet-stream"],
         skills=[pb.AgentSkill(id="script", name="Script", description="Runs commands.", tags=["test"])],
     )

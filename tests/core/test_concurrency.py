@@ -211,3 +211,32 @@ async def test_cancel_before_execution_starts(server, stub) -> None:
     got = await stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=VERSION_MD)
     assert got == canceled
     assert [m.parts[0].text for m in got.history if m.role == pb.ROLE_USER] == ["ask"]
+
+
+async def test_slow_subscriber_is_closed_by_bytes(make_server, agent: ScriptedAgent) -> None:
+    """The buffer is bounded in bytes too (issue 10): with room for 1,024
+    events but 1 MiB, a stalled subscriber of 256 KiB updates is closed
+    after a handful of them, while the reader that keeps up gets them all."""
+    server = await make_server(agent, handler=HandlerConfig(subscriber_buffer_bytes=1024 * 1024))
+    n = 80
+    async with connect(server) as fast_stub, connect(server) as slow_stub:
+        req = msg(f"many {n} 262144 big lockstep", return_immediately=True)
+        task = (await fast_stub.SendMessage(req, metadata=VERSION_MD)).task
+        await agent.started("big").wait()
+        fast = fast_stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+        slow = slow_stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+        assert (await fast.read()).task.id == task.id
+        assert (await slow.read()).task.id == task.id
+        agent.gate("big").set()
+        events = []
+        while (ev := await asyncio.wait_for(fast.read(), 10)) is not grpc.aio.EOF:
+            events.append(ev)
+            agent.gate("big-step").set()
+        assert len(events) == n + 1
+        got: list[pb.StreamResponse] = []
+        with raises(ErrorCode.RESOURCE_EXHAUSTED) as r:
+            while (ev := await slow.read()) is not grpc.aio.EOF:
+                got.append(ev)
+        assert f"fell more than {1024 * 1024} bytes behind" in r.details
+        assert 0 < len(got) < n, len(got)
+        assert [int(e.artifact_update.artifact.parts[0].text[:8]) for e in got] == list(range(len(got)))

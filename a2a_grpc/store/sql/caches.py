@@ -4,9 +4,10 @@ Two bounded LRU maps, both safe when several processes share the database:
 
 - the terminal tasks (spec §9.1: a terminal task never changes again), so a
   GetTask or a subscription on a finished task needs no query;
-- per task id, the (version, tenant, user, state, contextId) of its last write
-  or read: a task's content at one version never changes, so an update at that
-  expected version knows which task counts it moves without reading the row.
+- per task id, the (version, tenant, user, state, contextId, chunks) of its
+  last write or read: a task's content at one version never changes, so an
+  update at that expected version knows which task counts it moves (and
+  whether artifact chunks are to be folded) without reading the row.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ TERMINAL_CACHE_BYTES = 32 * 1024 * 1024
 #: Task metas remembered (see :class:`TaskMemory`).
 _META_CACHE_SIZE = 16384
 
-#: (version, tenant, user, state, contextId) of a task at one version.
-Meta = tuple[int, str, str, int, str]
+#: (version, tenant, user, state, contextId, artifact chunks kept apart) of a
+#: task at one version.
+Meta = tuple[int, str, str, int, str, int]
 #: (task id, tenant, user): a task as one owner sees it.
 TaskKey = tuple[str, str, str]
 
@@ -42,12 +44,15 @@ class TaskMemory:
         self.terminal_bytes = 0
         self._meta: OrderedDict[str, Meta] = OrderedDict()
 
-    def record(self, key: TaskKey, version: int, state: int, context_id: str, data: bytes) -> None:
-        """Records a task just written or read: its meta at ``version``, and
-        its serialized bytes ``data`` when ``state`` is terminal (a task that
-        is not terminal leaves the terminal cache)."""
+    def record(
+        self, key: TaskKey, version: int, state: int, context_id: str, data: bytes, chunks: int = 0
+    ) -> None:
+        """Records a task just written or read: its meta at ``version`` (with
+        the number of artifact chunks stored apart), and its serialized bytes
+        ``data`` when ``state`` is terminal (a task that is not terminal
+        leaves the terminal cache)."""
         task_id, tenant, user = key
-        self._remember(task_id, (version, tenant, user, state, context_id))
+        self._remember(task_id, (version, tenant, user, state, context_id, chunks))
         if is_terminal(state):
             self._remember_terminal(key, data, version)
         else:
@@ -59,13 +64,14 @@ class TaskMemory:
         if len(self._meta) > _META_CACHE_SIZE:
             self._meta.popitem(last=False)
 
-    def known(self, task_id: str, version: int, tenant: str, user: str) -> tuple[int, str] | None:
-        """The (state, contextId) ``task_id`` had at ``version`` when owned by
-        (``tenant``, ``user``), or None when not remembered for that version."""
+    def known(self, task_id: str, version: int, tenant: str, user: str) -> tuple[int, str, int] | None:
+        """The (state, contextId, chunks) ``task_id`` had at ``version`` when
+        owned by (``tenant``, ``user``), or None when not remembered for that
+        version."""
         meta = self._meta.get(task_id)
         if meta is None or meta[:3] != (version, tenant, user):
             return None
-        return meta[3], meta[4]
+        return meta[3], meta[4], meta[5]
 
     def cached_terminal(self, key: TaskKey) -> tuple[bytes, int] | None:
         """(serialized task, version) of a remembered terminal task, or None."""

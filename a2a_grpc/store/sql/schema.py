@@ -44,18 +44,20 @@ _IdType = String().with_variant(String(collation="C"), "postgresql")
 
 @dataclass(frozen=True)
 class Schema:
-    """One store's four tables, all in ``metadata``."""
+    """One store's five tables, all in ``metadata``."""
 
     metadata: MetaData
     tasks: Table
     configs: Table
     outbox: Table
     counts: Table
+    chunks: Table
 
     @classmethod
     def build(cls, prefix: str) -> Schema:
         """The tables and indexes named ``<prefix>tasks``, ``<prefix>push_configs``,
-        ``<prefix>push_outbox`` and ``<prefix>task_counts`` (not created yet)."""
+        ``<prefix>push_outbox``, ``<prefix>task_counts`` and
+        ``<prefix>artifact_chunks`` (not created yet)."""
         md = MetaData()
         return cls(
             md,
@@ -63,6 +65,7 @@ class Schema:
             _push_configs(md, prefix),
             _push_outbox(md, prefix),
             _task_counts(md, prefix),
+            _artifact_chunks(md, prefix),
         )
 
 
@@ -78,6 +81,8 @@ def _tasks(md: MetaData, prefix: str) -> Table:
         Column("status_ts_ms", BigInteger(), nullable=False),
         Column("version", Integer(), nullable=False),
         Column("data", LargeBinary(), nullable=False),
+        # Rows in artifact_chunks appended since ``data`` was written (0: none).
+        Column("chunks", Integer(), nullable=False, server_default="0"),
     )
     c = tasks.c
     Index(f"{prefix}tasks_owner_ts", c.tenant, c.owner_user, c.status_ts_ms.desc(), c.id.desc())
@@ -139,11 +144,26 @@ def _task_counts(md: MetaData, prefix: str) -> Table:
     )
 
 
+def _artifact_chunks(md: MetaData, prefix: str) -> Table:
+    """Artifact chunks (``append=true`` updates) kept apart from their task's
+    ``data`` until the next whole write folds them in: an append writes the
+    chunk only. ``version`` is the task version the chunk made."""
+    return Table(
+        f"{prefix}artifact_chunks",
+        md,
+        Column("task_id", _IdType, nullable=False),
+        Column("version", Integer(), nullable=False),
+        Column("data", LargeBinary(), nullable=False),  # a serialized pb.Artifact
+        PrimaryKeyConstraint("task_id", "version", name=f"{prefix}artifact_chunks_key"),
+    )
+
+
 def create_schema(conn: Connection, schema: Schema) -> None:
-    """Creates what is missing, then checks the task counts against the
-    tasks (one COUNT, ~40 ms per million tasks on SQLite) and rebuilds
-    them when they disagree: a database from before the counts existed, or
-    tasks written behind the store's back (bulk imports)."""
+    """Creates what is missing (tables, and columns added to existing
+    tables), then checks the task counts against the tasks (one COUNT,
+    ~40 ms per million tasks on SQLite) and rebuilds them when they
+    disagree: a database from before the counts existed, or tasks written
+    behind the store's back (bulk imports)."""
     schema.metadata.create_all(conn)
     _add_columns(conn, schema)
     k = schema.counts.c
@@ -155,17 +175,22 @@ def create_schema(conn: Connection, schema: Schema) -> None:
 
 
 #: Nullable columns added after the first release: (table attribute, column, SQL type).
-_ADDED_COLUMNS = (("outbox", "trace_context", "TEXT"),)
+#: Columns added after the first release: (table attribute, column, SQL type).
+_ADDED_COLUMNS = (
+    ("outbox", "trace_context", "TEXT"),
+    ("tasks", "chunks", "INTEGER NOT NULL DEFAULT 0"),
+)
 
 
 def _add_columns(conn: Connection, schema: Schema) -> None:
-    """Adds the nullable columns of :data:`_ADDED_COLUMNS` a database made by
-    an older release lacks (``ALTER TABLE … ADD COLUMN``)."""
+    """Adds the columns of :data:`_ADDED_COLUMNS` a database made by an
+    older release lacks (``ALTER TABLE … ADD COLUMN``)."""
     inspector = inspect(conn)
     for attr, column, sql_type in _ADDED_COLUMNS:
         table: Table = getattr(schema, attr)
         if column not in {c["name"] for c in inspector.get_columns(table.name)}:
-            conn.execute(text(f'ALTER TABLE "{table.name}" ADD COLUMN {column} {sql_type}'))
+            name = conn.dialect.identifier_preparer.quote(table.name)
+            conn.execute(text(f"ALTER TABLE {name} ADD COLUMN {column} {sql_type}"))
 
 
 def _rebuild_counts(conn: Connection, schema: Schema) -> None:

@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Insert, Select, Update, bindparam, func, insert, select, tuple_, update
+from sqlalchemy import Delete, Insert, Select, Update, bindparam, delete, func, insert, select, tuple_, update
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from a2a_grpc.context import Owner
 from a2a_grpc.store.base import (
@@ -35,7 +36,8 @@ from a2a_grpc.store.sql.caches import TaskMemory
 from a2a_grpc.store.sql.engine import SqlDatabase
 from a2a_grpc.store.sql.outbox import pending_rows
 from a2a_grpc.store.sql.schema import Schema
-from a2a_grpc.types import pb
+from a2a_grpc.taskupdate import extend_artifact
+from a2a_grpc.types import is_terminal, pb
 
 __all__ = ["SqlTasks", "TaskStatements"]
 
@@ -52,6 +54,10 @@ class TaskStatements:
     get: Select[Any]
     old: Select[Any]
     update: Update
+    append: Update
+    insert_chunk: Insert
+    get_chunks: Select[Any]
+    delete_chunks: Delete
     insert_outbox: Insert
     count_add: Insert
     count_get: Select[Any]
@@ -60,13 +66,13 @@ class TaskStatements:
     def build(cls, schema: Schema, *, sqlite: bool) -> TaskStatements:
         """The statements on ``schema``'s tables; ``sqlite`` picks the
         dialect whose INSERT ... ON CONFLICT the count upsert uses."""
-        t = schema.tasks.c
+        t, k = schema.tasks.c, schema.chunks.c
         owned = (t.tenant == bindparam("b_tenant"), t.owner_user == bindparam("b_user"))
         at_expected = (t.id == bindparam("b_id"), *owned, t.version == bindparam("b_expected"))
         return cls(
             insert_task=insert(schema.tasks),
-            get=select(t.data, t.version, t.state).where(t.id == bindparam("b_id"), *owned),
-            old=select(t.state, t.context_id).where(*at_expected),
+            get=select(t.data, t.version, t.state, t.chunks).where(t.id == bindparam("b_id"), *owned),
+            old=select(t.state, t.context_id, t.chunks).where(*at_expected),
             update=update(schema.tasks)
             .where(*at_expected)
             .values(
@@ -75,7 +81,16 @@ class TaskStatements:
                 status_ts_ms=bindparam("b_ts"),
                 version=bindparam("b_version"),
                 data=bindparam("b_data"),
+                chunks=0,
             ),
+            append=update(schema.tasks)
+            .where(*at_expected)
+            .values(version=bindparam("b_version"), chunks=t.chunks + 1),
+            insert_chunk=insert(schema.chunks),
+            get_chunks=select(k.data)
+            .where(k.task_id == bindparam("b_id"), k.version <= bindparam("b_version"))
+            .order_by(k.version),
+            delete_chunks=delete(schema.chunks).where(k.task_id == bindparam("b_id")),
             insert_outbox=insert(schema.outbox),
             count_add=_count_upsert(schema, sqlite=sqlite),
             count_get=select(schema.counts.c.n).where(
@@ -178,25 +193,48 @@ class SqlTasks(SqlDatabase):
             self.log_event(conn, task.id, 1, pb.StreamResponse(task=task))
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
-        """The task and its version, or None when missing or not ``owner``'s.
+        """The task and its version, or None when missing or not ``owner``'s;
+        artifact chunks stored apart are folded in.
 
         Terminal tasks come from memory after their first read or write."""
         key = (task_id, owner.tenant, owner.user)
         cached = self._memory.cached_terminal(key)
         if cached is not None:
             return StoredTask(pb.Task.FromString(cached[0]), cached[1])
-        async with self.engine.connect() as conn:
-            row = (
-                await conn.execute(
-                    self._st.get, {"b_id": task_id, "b_tenant": owner.tenant, "b_user": owner.user}
-                )
-            ).first()
-        if row is None:
-            return None
-        data, version, state = row
-        task = pb.Task.FromString(data)
-        self._memory.record(key, version, state, task.context_id, bytes(data))
+        params = {"b_id": task_id, "b_tenant": owner.tenant, "b_user": owner.user}
+        for _attempt in range(5):
+            async with self.engine.connect() as conn:
+                row = (await conn.execute(self._st.get, params)).first()
+                if row is None:
+                    return None
+                data, version, state, chunks = row
+                task = await self._fold(conn, task_id, version, chunks, data)
+            if task is not None:
+                break
+        else:
+            raise VersionConflictError(task_id)  # rewritten under every read: practically impossible
+        if chunks:
+            data = task.SerializeToString() if is_terminal(state) else b""
+        self._memory.record(key, version, state, task.context_id, bytes(data), chunks)
         return StoredTask(task, version)
+
+    async def _fold(
+        self, conn: AsyncConnection, task_id: str, version: int, chunks: int, data: bytes
+    ) -> pb.Task | None:
+        """The task row's ``data`` with its ``chunks`` artifact chunks (up to
+        ``version``) folded in; None when a concurrent whole write removed
+        them between the two reads (read again)."""
+        task = pb.Task.FromString(data)
+        if not chunks:
+            return task
+        rows = (
+            (await conn.execute(self._st.get_chunks, {"b_id": task_id, "b_version": version})).scalars().all()
+        )
+        if len(rows) != chunks:
+            return None
+        for chunk in rows:
+            extend_artifact(task, pb.Artifact.FromString(chunk))
+        return task
 
     async def update(
         self,
@@ -207,16 +245,19 @@ class SqlTasks(SqlDatabase):
         outbox: Sequence[OutboxEntry] = (),
         fence: Fence | None = None,
         event: pb.StreamResponse | None = None,
+        append: pb.Artifact | None = None,
     ) -> int:
         """``UPDATE ... WHERE id AND version = expected_version``, the count
         changes (when the state or contextId moved) and the ``outbox``
-        inserts, in one transaction; returns the new version. ``event`` goes
-        to the task-event log of a store that keeps one (:attr:`event_log`).
+        inserts, in one transaction; returns the new version. An ``append``
+        chunk is inserted on its own (the task row only moves its version);
+        any other update writes the whole task and drops its chunks.
+        ``event`` goes to the task-event log of a store that keeps one
+        (:attr:`event_log`).
 
         Raises VersionConflictError (nothing written) when no row matched:
         the version moved on, or the task is missing or not ``owner``'s; with
         a ``fence``, LeaseLostError when its lease no longer holds."""
-        data = task.SerializeToString()
         version = expected_version + 1
         where = {
             "b_id": task.id,
@@ -225,9 +266,14 @@ class SqlTasks(SqlDatabase):
             "b_expected": expected_version,
         }
         known = self._memory.known(task.id, expected_version, owner.tenant, owner.user)
-        await self._run_write(self._update_tx, task, owner, where, version, data, known, outbox, fence, event)
+        data = b"" if append is not None else task.SerializeToString()
+        chunks = await self._run_write(
+            self._update_tx, task, owner, where, version, data, known, outbox, append, fence, event
+        )
+        if not data and is_terminal(task.status.state):  # an append refused as such: cache it whole
+            data = task.SerializeToString()
         key = (task.id, owner.tenant, owner.user)
-        self._memory.record(key, version, task.status.state, task.context_id, data)
+        self._memory.record(key, version, task.status.state, task.context_id, data, chunks)
         return version
 
     def _update_tx(
@@ -238,13 +284,15 @@ class SqlTasks(SqlDatabase):
         where: dict[str, Any],
         version: int,
         data: bytes,
-        known: tuple[int, str] | None,
+        known: tuple[int, str, int] | None,
         outbox: Sequence[OutboxEntry],
+        append: pb.Artifact | None,
         fence: Fence | None = None,
         event: pb.StreamResponse | None = None,
-    ) -> None:
-        """The body of ``update``; ``known`` is the stored (state, contextId)
-        at the expected version when remembered, else it is read here."""
+    ) -> int:
+        """The body of ``update``; ``known`` is the stored (state, contextId,
+        chunks) at the expected version when remembered, else it is read
+        here. Returns the chunks the task row has now."""
         if fence is not None:
             self.check_fence(conn, fence)
         state, context_id = task.status.state, task.context_id
@@ -252,16 +300,30 @@ class SqlTasks(SqlDatabase):
             old = conn.execute(self._st.old, where).first()
             if old is None:
                 raise VersionConflictError(task.id)
-            known = (old[0], old[1])
-        values = {"b_context": context_id, "b_state": state, "b_ts": status_ts_ms(task), "b_version": version}
-        result = conn.execute(self._st.update, {**where, **values, "b_data": data})
-        if result.rowcount != 1:
-            raise VersionConflictError(task.id)
-        self._add_counts(conn, owner, _count_moves(known, state, context_id))
+            known = (old[0], old[1], old[2])
+        if append is not None and (state, context_id) == known[:2]:
+            chunks = self._append_rows(conn, task, where, version, append, known[2])
+        else:
+            chunks = 0
+            values = {
+                "b_context": context_id,
+                "b_state": state,
+                "b_ts": status_ts_ms(task),
+                "b_version": version,
+            }
+            result = conn.execute(
+                self._st.update, {**where, **values, "b_data": data or task.SerializeToString()}
+            )
+            if result.rowcount != 1:
+                raise VersionConflictError(task.id)
+            if known[2]:
+                conn.execute(self._st.delete_chunks, {"b_id": task.id})
+            self._add_counts(conn, owner, _count_moves(known[:2], state, context_id))
         if outbox:
             conn.execute(self._st.insert_outbox, pending_rows(outbox, time.time()))
         if self.event_log:
             self.log_event(conn, task.id, version, event or pb.StreamResponse(task=task))
+        return chunks
 
     #: Whether this store keeps a task-event log (see :meth:`log_event`).
     event_log = False
@@ -278,6 +340,25 @@ class SqlTasks(SqlDatabase):
         lease still holds. This store keeps no leases (ValueError); the
         cluster store (:mod:`a2a_grpc.cluster.store`) does."""
         raise ValueError(f"{type(self).__name__} keeps no execution leases: use the cluster store")
+
+    def _append_rows(
+        self,
+        conn: Connection,
+        task: pb.Task,
+        where: dict[str, Any],
+        version: int,
+        chunk: pb.Artifact,
+        had: int,
+    ) -> int:
+        """Moves the task row to ``version`` and stores ``chunk`` apart;
+        returns the task's chunk count now."""
+        result = conn.execute(self._st.append, {**where, "b_version": version})
+        if result.rowcount != 1:
+            raise VersionConflictError(task.id)
+        conn.execute(
+            self._st.insert_chunk, {"task_id": task.id, "version": version, "data": chunk.SerializeToString()}
+        )
+        return had + 1
 
     def _add_counts(self, conn: Connection, owner: Owner, deltas: _Deltas) -> None:
         """Moves the task counts by ``deltas`` in one statement. Rows go in key
@@ -309,7 +390,7 @@ class SqlTasks(SqlDatabase):
         if query.after is not None:
             conds.append(tuple_(t.status_ts_ms, t.id) < tuple_(*query.after))
         return (
-            select(t.data)
+            select(t.id, t.version, t.chunks, t.data)
             .where(*conds)
             .order_by(t.status_ts_ms.desc(), t.id.desc())
             .limit(query.page_size + 1)
@@ -344,8 +425,16 @@ class SqlTasks(SqlDatabase):
             else:
                 params = {"b_tenant": owner.tenant, "b_user": owner.user, "b_dim": key[0], "b_val": key[1]}
                 total = (await conn.execute(self._st.count_get, params)).scalar_one_or_none() or 0
-            rows = (await conn.execute(self.page_statement(owner, query))).scalars().all()
-        tasks = [pb.Task.FromString(data) for data in rows[: query.page_size]]
+            rows = (await conn.execute(self.page_statement(owner, query))).all()
+            tasks: list[pb.Task] = []
+            for task_id, version, chunks, data in rows[: query.page_size]:
+                task = await self._fold(conn, task_id, version, chunks, data)
+                if task is None:  # rewritten meanwhile: read it again on its own
+                    stored = await self.get(task_id, owner)
+                    if stored is None:
+                        continue
+                    task = stored.task
+                tasks.append(task)
         return ListPage(tasks=tasks, has_more=len(rows) > query.page_size, total_size=int(total))
 
     async def active_tasks(self, limit: int, after: str = "") -> list[tuple[Owner, StoredTask]]:
