@@ -11,6 +11,7 @@ from google.protobuf import json_format
 
 from a2a_grpc.agents import load_agent
 from a2a_grpc.client import A2AClient
+from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
 from a2a_grpc.types import pb
@@ -101,5 +102,11 @@ async def test_bad_input(client: A2AClient):
     broken = await client.send_message("def f(:\n  pass")
     assert broken.task.status.state == pb.TASK_STATE_FAILED
     assert "line 1" in broken.task.status.message.parts[0].text
-    empty = await client.send_message([pb.Part(raw=b"\x00", media_type="application/octet-stream")])
+    # A part outside the card's input modes never reaches the agent (issue 10: media types).
+    with pytest.raises(A2AError) as refused:
+        await client.send_message([pb.Part(raw=b"\x00", media_type="application/octet-stream")])
+    assert refused.value.code is ErrorCode.CONTENT_TYPE_NOT_SUPPORTED
+    assert "text/x-python" in refused.value.message
+    # One it accepts but finds no source in is rejected by the agent.
+    empty = await client.send_message([pb.Part(raw=b"", media_type="text/plain")])
     assert empty.task.status.state == pb.TASK_STATE_REJECTED
