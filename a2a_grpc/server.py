@@ -389,8 +389,8 @@ class A2AServer:
         """Serves the gateway (JSON-RPC, HTTP+JSON, the Agent Card) on ``port``."""
         from aiohttp import web
 
-        from gateway.app import CARD_PATHS, create_app
-        from gateway.connections import ClientErrorLogger, GuardedSite, reserve_middleware
+        from a2a_grpc.gateway.app import CARD_PATHS, create_app
+        from a2a_grpc.gateway.connections import ClientErrorLogger, GuardedSite, reserve_middleware
 
         cfg = self.config
         app = create_app(

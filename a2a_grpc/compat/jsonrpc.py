@@ -1,6 +1,6 @@
 """The v0.3 JSON-RPC methods at the v1.0 JSON-RPC URL (legacy digest §2).
 
-:class:`JsonRpcDialect` is what :class:`gateway.jsonrpc.JsonRpcBinding` asks
+:class:`JsonRpcDialect` is what :class:`a2a_grpc.gateway.jsonrpc.JsonRpcBinding` asks
 about a method name the v1.0 service does not have: :meth:`~JsonRpcDialect.
 lookup` finds it in :data:`a2a_grpc.compat.v03.METHODS`, and
 :meth:`~JsonRpcDialect.serve` answers it. Serving is an adapter, never a
@@ -39,10 +39,10 @@ from a2a_grpc.compat import v03
 from a2a_grpc.compat.v03 import DIALECT, METHODS, Method
 from a2a_grpc.context import EXTENSIONS_KEY, VERSION_KEY
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.gateway.context import GatewayContext
+from a2a_grpc.gateway.errors import GatewayAbort, jsonrpc_error, status_of
+from a2a_grpc.gateway.sse import stream
 from a2a_grpc.types import pb
-from gateway.context import GatewayContext
-from gateway.errors import GatewayAbort, jsonrpc_error, status_of
-from gateway.sse import stream
 
 __all__ = ["LEGACY_EXTENSIONS_HEADER", "JsonRpcDialect", "V03Context"]
 

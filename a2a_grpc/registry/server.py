@@ -5,7 +5,7 @@
 * gRPC (grpc.aio) with server reflection and ``grpc.health.v1``;
 * an aiohttp application with JSON-RPC 2.0 at ``POST /`` and HTTP+JSON at the
   paths of registry.proto's ``google.api.http`` rules — the gateway's own
-  bindings (:mod:`gateway.jsonrpc`, :mod:`gateway.rest`), nothing written by
+  bindings (:mod:`a2a_grpc.gateway.jsonrpc`, :mod:`a2a_grpc.gateway.rest`), nothing written by
   hand — and the RFC 9727 API catalog of the healthy agents at
   ``/.well-known/api-catalog`` (:mod:`.catalog`);
 
@@ -27,6 +27,8 @@ from aiohttp import web
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from a2a_grpc.gateway.jsonrpc import JsonRpcBinding
+from a2a_grpc.gateway.rest import RestBinding
 from a2a_grpc.httprule import compile_service
 from a2a_grpc.registry.catalog import CATALOG_PATH, LINKSET_TYPE, linkset
 from a2a_grpc.registry.fetch import CardFetcher, open_policy
@@ -36,8 +38,6 @@ from a2a_grpc.registry.servicer import RegistryServicer
 from a2a_grpc.registry.store import RegistryStore
 from a2a_grpc.registry.types import SERVICE, SERVICE_NAME, rpb_grpc
 from a2a_grpc.types import pb
-from gateway.jsonrpc import JsonRpcBinding
-from gateway.rest import RestBinding
 
 __all__ = ["RegistryConfig", "RegistryServer"]
 

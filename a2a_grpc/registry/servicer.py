@@ -2,8 +2,8 @@
 
 :class:`RegistryServicer` has the generated method names taking
 ``(request, context)``, so grpc.aio serves it and the gateway's JSON-RPC and
-HTTP+JSON bindings (:class:`gateway.jsonrpc.JsonRpcBinding`,
-:class:`gateway.rest.RestBinding`, the routes compiled from registry.proto's
+HTTP+JSON bindings (:class:`a2a_grpc.gateway.jsonrpc.JsonRpcBinding`,
+:class:`a2a_grpc.gateway.rest.RestBinding`, the routes compiled from registry.proto's
 ``google.api.http`` rules) call the very same object. An ``A2AError`` ends
 the call in the binding's own error form (rich gRPC status, JSON-RPC error
 object, HTTP status with a ``google.rpc.Status`` body).

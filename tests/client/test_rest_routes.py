@@ -12,9 +12,9 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from a2a_grpc.client.base import SERVICE, CallOptions, method
 from a2a_grpc.client.rest import RestTransport, _candidates, routes_for
+from a2a_grpc.gateway.rest import RestBinding
 from a2a_grpc.httprule import compile_service
 from a2a_grpc.types import pb
-from gateway.rest import RestBinding
 
 
 def test_every_rpc_has_a_route() -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from a2a_grpc.gateway.connections import CLIENT_ERRORS_PER_MINUTE
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
-from gateway.connections import CLIENT_ERRORS_PER_MINUTE
 from tests.core.agents import ScriptedAgent
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -41,7 +41,7 @@ CORE = (
 )
 #: Transport security and card signatures: used by the server, the gateway and the client alike.
 SECURITY = ("a2a_grpc.tls", "a2a_grpc.cardsign", "a2a_grpc.auth")
-SERVER_SIDE = ("a2a_grpc.server", "a2a_grpc.servicer", "gateway", "a2a_grpc.push")
+SERVER_SIDE = ("a2a_grpc.server", "a2a_grpc.servicer", "a2a_grpc.gateway", "a2a_grpc.push")
 OUTER = ("a2a_grpc.client", "a2a_grpc.cli", "a2a_grpc.agents")
 TRANSPORTS = ("aiohttp", "grpc.aio", "grpc_health", "grpc_reflection")
 #: Optional extras: imported at module level only by the modules of their own feature.
@@ -74,17 +74,24 @@ EXTRA_HOMES = {
 #: room prefix -> what it may not import
 RULES: dict[str, tuple[str, ...]] = {
     **{room: (*TRANSPORTS, *SERVER_SIDE, *OUTER) for room in CORE},
-    "a2a_grpc.servicer": (*TRANSPORTS, "gateway", "a2a_grpc.server", "a2a_grpc.push", *OUTER),
-    "gateway": ("a2a_grpc.handler", "a2a_grpc.server", "a2a_grpc.push", *OUTER),
+    "a2a_grpc.servicer": (*TRANSPORTS, "a2a_grpc.gateway", "a2a_grpc.server", "a2a_grpc.push", *OUTER),
+    "a2a_grpc.gateway": ("a2a_grpc.handler", "a2a_grpc.server", "a2a_grpc.push", *OUTER),
     # dialect adapters sit in front of the gateway's servicer, like the gateway
     "a2a_grpc.compat": ("a2a_grpc.handler", "a2a_grpc.server", "a2a_grpc.push", *OUTER),
-    "a2a_grpc.push": ("gateway", "a2a_grpc.server", "a2a_grpc.servicer", "a2a_grpc.handler", *OUTER),
+    "a2a_grpc.push": ("a2a_grpc.gateway", "a2a_grpc.server", "a2a_grpc.servicer", "a2a_grpc.handler", *OUTER),
     **{
-        room: ("aiohttp", "gateway", "a2a_grpc.server", "a2a_grpc.servicer", "a2a_grpc.handler", *OUTER)
+        room: (
+            "aiohttp",
+            "a2a_grpc.gateway",
+            "a2a_grpc.server",
+            "a2a_grpc.servicer",
+            "a2a_grpc.handler",
+            *OUTER,
+        )
         for room in SECURITY
     },
     "a2a_grpc.client": (
-        "gateway",
+        "a2a_grpc.gateway",
         "a2a_grpc.server",
         "a2a_grpc.servicer",
         "a2a_grpc.handler",
@@ -109,7 +116,7 @@ def _module_name(path: Path) -> str:
 
 
 def _sources() -> Iterator[tuple[str, Path]]:
-    for root in ("a2a_grpc", "gateway"):
+    for root in ("a2a_grpc",):
         for path in sorted((REPO / root).rglob("*.py")):
             if "gen" not in path.relative_to(REPO).parts:
                 yield _module_name(path), path
@@ -175,7 +182,7 @@ def test_the_rules_cover_every_module() -> None:
     ("module", "source", "expected"),
     [
         ("a2a_grpc.handler", "import aiohttp\n", "a2a_grpc.handler (a2a_grpc.handler) imports aiohttp"),
-        ("a2a_grpc.store.memory", "from gateway import app\n", "imports gateway"),
+        ("a2a_grpc.store.memory", "from a2a_grpc.gateway import app\n", "imports a2a_grpc.gateway"),
         ("a2a_grpc.events", "import uvloop\n", "imports the optional uvloop at import time"),
     ],
 )

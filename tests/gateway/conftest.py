@@ -18,9 +18,9 @@ import pytest
 from aiohttp import web
 
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.gateway.app import create_app
 from a2a_grpc.servicer import abort
 from a2a_grpc.types import pb
-from gateway.app import create_app
 
 CARD = pb.AgentCard(
     name="Fake",

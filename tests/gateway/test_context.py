@@ -8,9 +8,9 @@ from aiohttp.test_utils import make_mocked_request
 
 from a2a_grpc.context import CallContext, RpcContext
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.gateway.context import GatewayAbort, GatewayContext
+from a2a_grpc.gateway.errors import error_code
 from a2a_grpc.servicer import abort
-from gateway.context import GatewayAbort, GatewayContext
-from gateway.errors import error_code
 
 
 def _ctx(path: str = "/tasks/t", headers: dict[str, str] | None = None) -> GatewayContext:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from a2a_grpc.errors import DOMAIN, GRPC_CODE_NAMES, A2AError, ErrorCode, FieldViolation
-from gateway.errors import jsonrpc_error, rest_error
+from a2a_grpc.gateway.errors import jsonrpc_error, rest_error
 
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"

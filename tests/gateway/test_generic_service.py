@@ -11,8 +11,8 @@ from aiohttp import web
 from google.api import annotations_pb2, http_pb2
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from a2a_grpc.gateway.rest import RestBinding
 from a2a_grpc.httprule import compile_service
-from gateway.rest import RestBinding
 
 _FD = descriptor_pb2.FieldDescriptorProto
 

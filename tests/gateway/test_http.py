@@ -401,7 +401,7 @@ async def test_agent_card_and_caching(gw):
 async def test_shutdown_ends_open_streams():
     from aiohttp import web
 
-    from gateway.app import create_app
+    from a2a_grpc.gateway.app import create_app
     from tests.gateway.conftest import CARD, FakeServicer
 
     servicer = FakeServicer()

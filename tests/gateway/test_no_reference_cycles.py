@@ -15,9 +15,9 @@ import aiohttp
 import pytest
 
 from a2a_grpc.agents.echo import EchoAgent
+from a2a_grpc.gateway.context import GatewayContext
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
-from gateway.context import GatewayContext
 
 MESSAGE = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hello"}]}}
 

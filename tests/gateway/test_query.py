@@ -7,8 +7,8 @@ from multidict import MultiDict
 from yarl import URL
 
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.gateway.query import apply_query, set_field
 from a2a_grpc.types import pb
-from gateway.query import apply_query, set_field
 
 
 def _query(qs: str) -> MultiDict[str]:

@@ -11,8 +11,8 @@ import pytest
 from google.protobuf import message_factory
 
 from a2a_grpc import httprule, protojson
+from a2a_grpc.gateway.rest import build_request
 from a2a_grpc.types import pb
-from gateway.rest import build_request
 from tests.randmsg import fill
 
 SERVICE = pb.DESCRIPTOR.services_by_name["A2AService"]

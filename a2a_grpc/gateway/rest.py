@@ -4,11 +4,11 @@ One catch-all aiohttp handler serves every route of the compiled table
 (:mod:`a2a_grpc.httprule`). The request message is built from the body (for
 ``body: "*"`` routes; ProtoJSON, unknown fields ignored), then the path
 variables, then — on routes without a whole-message body — the query
-parameters (:mod:`gateway.query`); the call is :func:`gateway.invoke.invoke`,
+parameters (:mod:`a2a_grpc.gateway.query`); the call is :func:`a2a_grpc.gateway.invoke.invoke`,
 as on JSON-RPC, and only the envelope differs. Unary answers are the ProtoJSON of the
 response with ``Content-Type: application/a2a+json``; streaming RPCs answer
 SSE whose events are bare ``StreamResponse`` JSON. Errors use the
-``{"error": {...}}`` form of :mod:`gateway.errors` with the HTTP status of the
+``{"error": {...}}`` form of :mod:`a2a_grpc.gateway.errors` with the HTTP status of the
 error table; unknown paths are 404 and known paths with the wrong HTTP method
 405 with ``Allow``.
 """
@@ -25,11 +25,11 @@ from google.rpc import status_pb2
 
 from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
+from a2a_grpc.gateway.body import read_json
+from a2a_grpc.gateway.errors import rest_error
+from a2a_grpc.gateway.invoke import invoke
+from a2a_grpc.gateway.query import apply_query, set_field
 from a2a_grpc.httprule import MethodNotAllowed, RouteMatch, RouteNotFound, RouteTable
-from gateway.body import read_json
-from gateway.errors import rest_error
-from gateway.invoke import invoke
-from gateway.query import apply_query, set_field
 
 __all__ = ["REST_CONTENT_TYPE", "RestBinding", "build_request"]
 
@@ -54,7 +54,7 @@ def error_response(
 
 
 class _Envelope:
-    """The HTTP+JSON answers (:class:`gateway.invoke.Envelope`): bare ProtoJSON
+    """The HTTP+JSON answers (:class:`a2a_grpc.gateway.invoke.Envelope`): bare ProtoJSON
     of the response, ``{"error": {...}}`` with the table's HTTP status."""
 
     def result(self, message: _message.Message, headers: Mapping[str, str]) -> web.Response:

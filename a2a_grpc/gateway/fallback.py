@@ -22,9 +22,9 @@ from aiohttp.typedefs import Middleware
 from google.rpc import status_pb2
 
 from a2a_grpc.errors import A2AError, ErrorCode
-from gateway.body import too_large
-from gateway.jsonrpc import JsonRpcBinding
-from gateway.rest import error_response
+from a2a_grpc.gateway.body import too_large
+from a2a_grpc.gateway.jsonrpc import JsonRpcBinding
+from a2a_grpc.gateway.rest import error_response
 
 __all__ = ["json_errors"]
 

@@ -27,7 +27,7 @@ from aiohttp import web
 from google.rpc import status_pb2
 
 from a2a_grpc.errors import A2AError
-from gateway.errors import GatewayAbort, status_of
+from a2a_grpc.gateway.errors import GatewayAbort, status_of
 
 __all__ = ["SSE_HEADERS", "stream"]
 

@@ -2,11 +2,11 @@
 
 :func:`create_app` mounts, onto the very servicer object the gRPC server runs:
 
-* JSON-RPC 2.0 at ``POST jsonrpc_path`` (:mod:`gateway.jsonrpc`);
+* JSON-RPC 2.0 at ``POST jsonrpc_path`` (:mod:`a2a_grpc.gateway.jsonrpc`);
 * HTTP+JSON at ``rest_prefix`` + the paths of the proto's ``google.api.http``
-  rules, compiled at start-up (:mod:`a2a_grpc.httprule`, :mod:`gateway.rest`);
+  rules, compiled at start-up (:mod:`a2a_grpc.httprule`, :mod:`a2a_grpc.gateway.rest`);
 * the public Agent Card at ``/.well-known/agent-card.json`` and the legacy
-  ``/.well-known/agent.json`` (:mod:`gateway.card`).
+  ``/.well-known/agent.json`` (:mod:`a2a_grpc.gateway.card`).
 
 On shutdown, open SSE streams end cleanly (their generators are closed).
 """
@@ -21,13 +21,13 @@ from aiohttp import web
 
 from a2a_grpc.compat.jsonrpc import JsonRpcDialect
 from a2a_grpc.compat.v03 import card_json
+from a2a_grpc.gateway.body import MAX_BODY_KEY, MAX_MESSAGE_KEY
+from a2a_grpc.gateway.card import CardEndpoint
+from a2a_grpc.gateway.fallback import json_errors
+from a2a_grpc.gateway.jsonrpc import JsonRpcBinding
+from a2a_grpc.gateway.rest import RestBinding
 from a2a_grpc.httprule import RouteTable, compile_service
 from a2a_grpc.types import pb
-from gateway.body import MAX_BODY_KEY, MAX_MESSAGE_KEY
-from gateway.card import CardEndpoint
-from gateway.fallback import json_errors
-from gateway.jsonrpc import JsonRpcBinding
-from gateway.rest import RestBinding
 
 __all__ = [
     "CARD_PATHS",
@@ -88,7 +88,7 @@ def create_app(
     request body (larger: PAYLOAD_TOO_LARGE, HTTP 413), derived from the
     ``max_message_bytes`` that error names; ``metrics``: the handler of ``GET
     /metrics`` (:meth:`a2a_grpc.telemetry.metrics.Metrics.handle`). What aiohttp
-    would answer in text/plain is answered in JSON (:mod:`gateway.fallback`).
+    would answer in text/plain is answered in JSON (:mod:`a2a_grpc.gateway.fallback`).
     """
     if not jsonrpc_path.startswith("/"):
         raise ValueError(f"jsonrpc_path must start with '/': {jsonrpc_path!r}")

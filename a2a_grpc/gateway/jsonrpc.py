@@ -3,7 +3,7 @@
 A request is ``{"jsonrpc": "2.0", "id": <string|number>, "method": <RPC name>,
 "params": <ProtoJSON of the RPC's input message>}``; the method names are the
 RPC names of the service descriptor (no dispatch table is written by hand);
-the call is :func:`gateway.invoke.invoke`, as on HTTP+JSON.
+the call is :func:`a2a_grpc.gateway.invoke.invoke`, as on HTTP+JSON.
 Unary RPCs answer ``{"jsonrpc": "2.0", "id": <same>, "result": <ProtoJSON of
 the output>}`` with ``Content-Type: application/json``; streaming RPCs answer
 SSE whose every event is such a response envelope carrying one
@@ -33,9 +33,9 @@ from google.rpc import status_pb2
 
 from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
-from gateway.body import read_json
-from gateway.errors import jsonrpc_error, jsonrpc_http_status
-from gateway.invoke import invoke
+from a2a_grpc.gateway.body import read_json
+from a2a_grpc.gateway.errors import jsonrpc_error, jsonrpc_http_status
+from a2a_grpc.gateway.invoke import invoke
 
 __all__ = ["JSONRPC_CONTENT_TYPE", "JsonRpcBinding"]
 
@@ -74,7 +74,7 @@ def _error_response(
 
 @dataclass(frozen=True, slots=True)
 class _Envelope:
-    """The JSON-RPC response objects of one request (:class:`gateway.invoke.Envelope`)."""
+    """The JSON-RPC response objects of one request (:class:`a2a_grpc.gateway.invoke.Envelope`)."""
 
     request_id: Id
 

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from a2a_grpc import protojson
 from a2a_grpc.errors import A2AError, ErrorCode
-from gateway.rest import error_response
+from a2a_grpc.gateway.rest import error_response
 
 __all__ = ["CardEndpoint", "etag_matches"]
 

@@ -8,7 +8,7 @@ calls run through exactly the same servicer code as gRPC calls:
   ``A2A-Version`` query parameter when given (spec §3.6.1, §7.2);
 * metadata out: initial and trailing metadata are collected; ``a2a-*`` keys
   become response headers (``a2a-extensions`` → ``A2A-Extensions``, spec §7.3);
-* ``abort`` raises :class:`~gateway.errors.GatewayAbort` carrying the rich
+* ``abort`` raises :class:`~a2a_grpc.gateway.errors.GatewayAbort` carrying the rich
   ``google.rpc.Status`` from the ``grpc-status-details-bin`` trailer.
 """
 
@@ -24,7 +24,7 @@ from google.rpc import status_pb2
 
 from a2a_grpc.context import VERSION_KEY
 from a2a_grpc.errors import A2AError, ErrorCode
-from gateway.errors import GatewayAbort
+from a2a_grpc.gateway.errors import GatewayAbort
 
 __all__ = ["GatewayAbort", "GatewayContext"]
 

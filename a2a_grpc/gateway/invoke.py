@@ -1,14 +1,14 @@
 """The one call path of both HTTP bindings: request message → servicer → answer.
 
-JSON-RPC (:mod:`gateway.jsonrpc`) and HTTP+JSON (:mod:`gateway.rest`) differ
+JSON-RPC (:mod:`a2a_grpc.gateway.jsonrpc`) and HTTP+JSON (:mod:`a2a_grpc.gateway.rest`) differ
 only in their envelopes: how the request message is read (``params`` of the
 JSON-RPC object; path, body and query of a route) and how an answer or an
 error is written (an :class:`Envelope`). :func:`invoke` does the rest, once:
-it builds the :class:`~gateway.context.GatewayContext`, calls
+it builds the :class:`~a2a_grpc.gateway.context.GatewayContext`, calls
 ``getattr(servicer, method.name)(request, context)``, and answers
 
 * a unary RPC with the envelope's ``result`` of the response message;
-* a server-streaming RPC with SSE (:func:`gateway.sse.stream`), each event
+* a server-streaming RPC with SSE (:func:`a2a_grpc.gateway.sse.stream`), each event
   written by the envelope's ``event`` (spec §9.4.2, §11.7);
 * a failure with the envelope's ``error`` of its ``google.rpc.Status``: an
   A2AError or a ``context.abort`` carries its own status; any other exception
@@ -29,9 +29,9 @@ from google.protobuf import message as _message
 from google.rpc import status_pb2
 
 from a2a_grpc.errors import A2AError, ErrorCode
-from gateway.context import GatewayContext
-from gateway.errors import GatewayAbort, status_of
-from gateway.sse import stream
+from a2a_grpc.gateway.context import GatewayContext
+from a2a_grpc.gateway.errors import GatewayAbort, status_of
+from a2a_grpc.gateway.sse import stream
 
 __all__ = ["Envelope", "invoke"]
 
