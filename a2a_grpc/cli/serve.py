@@ -405,7 +405,11 @@ def _run(server: object, register_with: str | None = None) -> None:
 
     assert isinstance(server, A2AServer)
 
+    serving = False
+
     async def started(server: A2AServer) -> None:
+        nonlocal serving
+        serving = True
         card = server.card
         click.echo(f"{card.name} is serving:", err=True)
         for iface in card.supported_interfaces:
@@ -427,6 +431,7 @@ def _run(server: object, register_with: str | None = None) -> None:
         try:
             await server.serve_forever(on_started=started)
         finally:
-            click.echo("shutting down…", err=True)
+            if serving:  # a failed start is one line, nothing more
+                click.echo("shutting down…", err=True)
 
     run_loop(main())
