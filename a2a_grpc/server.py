@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import importlib.util
 import inspect
 import logging
 import signal
@@ -679,12 +678,14 @@ def run_loop(main: Coroutine[Any, Any, None]) -> None:
     """Runs ``main`` in a new event loop: uvloop's when it is installed (the
     ``fast`` extra), asyncio's otherwise — never inside an ``except
     ImportError`` block, which would chain every later traceback to it."""
-    if importlib.util.find_spec("uvloop") is None:
-        asyncio.run(main)
-        return
-    import uvloop
-
-    uvloop.run(main)
+    run: Callable[[Coroutine[Any, Any, None]], None]
+    try:
+        import uvloop
+    except ImportError:
+        run = asyncio.run
+    else:
+        run = uvloop.run
+    run(main)
 
 
 def auth_line(auth: AuthPolicy | None) -> str:

@@ -38,7 +38,11 @@ CORE = (
     "a2a_grpc.pushconfigs",
     "a2a_grpc.store",
     "a2a_grpc.cluster",
+    "a2a_grpc.mediatypes",
+    "a2a_grpc.memtrim",
 )
+#: The gRPC server's own pieces, beside A2AServer: they may use everything server-side.
+ASSEMBLY = ("a2a_grpc.server", "a2a_grpc.connlimits", "a2a_grpc.health", "a2a_grpc.reflection")
 #: Transport security and card signatures: used by the server, the gateway and the client alike.
 SECURITY = ("a2a_grpc.tls", "a2a_grpc.cardsign", "a2a_grpc.auth")
 SERVER_SIDE = ("a2a_grpc.server", "a2a_grpc.servicer", "a2a_grpc.gateway", "a2a_grpc.push")
@@ -168,7 +172,7 @@ def test_the_rules_cover_every_module() -> None:
     rooms = (
         *RULES,
         *OUTER,
-        "a2a_grpc.server",
+        *ASSEMBLY,
         "a2a_grpc.gen",
         "a2a_grpc.telemetry",
         "a2a_grpc.auth",
