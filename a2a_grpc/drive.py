@@ -116,6 +116,7 @@ class TaskWriter:
         else:
             version = await self.store.create(task, owner, fence=fence)
         self.observer.task_created(task.status.state)
+        self.observer.task_written(task, owner, None, None)
         return version
 
     async def write(
@@ -147,6 +148,7 @@ class TaskWriter:
             self.wake()
         if was is not None and was != task.status.state:
             self.observer.task_transition(task.status.state)
+        self.observer.task_written(task, owner, was, event)
         return version
 
 
