@@ -25,6 +25,7 @@ from a2a_grpc.auth.base import AuthConfigError, Authenticator, BadCredential, Un
 from a2a_grpc.auth.bearer import JwtAuthenticator
 from a2a_grpc.auth.limits import Limits, limits_from_mapping
 from a2a_grpc.auth.principal import Principal
+from a2a_grpc.auth.scopes import SelectSkill, describe_skills, skill_scopes_from_mapping
 from a2a_grpc.context import CallContext
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import pb
@@ -73,6 +74,7 @@ class AuthPolicy:
         filter_extended_card: bool = False,
         source: str = "",
         limits: Limits | None = None,
+        skill_scopes: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
         self.authenticators = {a.name: a for a in authenticators}
         if len(self.authenticators) != len(authenticators):
@@ -95,6 +97,10 @@ class AuthPolicy:
         self.source = source
         #: Rate, concurrency and execution-time limits (a2a_grpc.auth.limits); None: none.
         self.limits = limits
+        #: Skill id → the scopes its callers need (a2a_grpc.auth.scopes).
+        self.skill_scopes = dict(skill_scopes or {})
+        #: Names the skill of a message (overrides the agent's ``select_skill``).
+        self.select_skill: SelectSkill | None = None
 
     # ------------------------------------------------------------------ card
     def describe_card(self, card: pb.AgentCard) -> None:
@@ -104,6 +110,7 @@ class AuthPolicy:
             card.security_schemes[name].CopyFrom(authenticator.security_scheme())
         del card.security_requirements[:]
         card.security_requirements.extend(r.to_proto() for r in self.requirements)
+        describe_skills(card, self.skill_scopes, list(self.authenticators))
 
     # ----------------------------------------------------------------- calls
     async def authenticate(self, call: CallContext) -> Principal:
@@ -210,7 +217,7 @@ def _requirements(raw: Any) -> list[Requirement]:
 def policy_from_mapping(data: Mapping[str, Any], *, source: str = "") -> AuthPolicy:
     """An :class:`AuthPolicy` from the parsed TOML document (docs/auth.md).
     Raises AuthConfigError naming the offending setting."""
-    unknown = set(data) - {"schemes", "requirements", "extended_card", "limits"}
+    unknown = set(data) - {"schemes", "requirements", "extended_card", "limits", "skills"}
     if unknown:
         raise AuthConfigError(f"unknown top-level setting(s) {', '.join(sorted(unknown))}")
     schemes = data.get("schemes")
@@ -234,6 +241,7 @@ def policy_from_mapping(data: Mapping[str, Any], *, source: str = "") -> AuthPol
         filter_extended_card=bool(extended.get("filter_skills", False)),
         source=source,
         limits=limits_from_mapping(data["limits"]) if "limits" in data else None,
+        skill_scopes=skill_scopes_from_mapping(data.get("skills", {})),
     )
 
 
