@@ -51,6 +51,8 @@ __all__ = ["Driver", "TaskWriter"]
 
 log = logging.getLogger("a2a_grpc.drive")
 
+#: The status message of a task whose execution ran past its time limit.
+_TIMED_OUT = "DEADLINE_EXCEEDED: the task ran longer than the server's execution time limit"
 _ACTIVE = (pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)
 
 
@@ -114,6 +116,7 @@ class TaskWriter:
         else:
             version = await self.store.create(task, owner, fence=fence)
         self.observer.task_created(task.status.state)
+        self.observer.task_written(task, owner, None, None)
         return version
 
     async def write(
@@ -145,6 +148,7 @@ class TaskWriter:
             self.wake()
         if was is not None and was != task.status.state:
             self.observer.task_transition(task.status.state)
+        self.observer.task_written(task, owner, was, event)
         return version
 
 
@@ -233,6 +237,8 @@ class Driver:
         if ex.current is not None and not is_terminal(ex.current.task.status.state):
             if ex.cancel_reason == "cancel":
                 await self._finish(ex, pb.TASK_STATE_CANCELED, "canceled at the client's request")
+            elif ex.cancel_reason == "timeout":
+                await self._finish(ex, pb.TASK_STATE_FAILED, _TIMED_OUT)
             else:
                 await self._finish(ex, pb.TASK_STATE_FAILED, "the server stopped while the task was working")
         elif ex.current is None and ex.reply is None:
@@ -242,6 +248,8 @@ class Driver:
                     f"task {ex.task_id} was canceled before this message was processed",
                     metadata={"taskId": ex.task_id},
                 )
+            elif ex.cancel_reason == "timeout":
+                ex.error = A2AError(ErrorCode.DEADLINE_EXCEEDED, _TIMED_OUT)
             else:
                 ex.error = A2AError(ErrorCode.UNAVAILABLE, "the execution was stopped before it started")
 

@@ -93,6 +93,13 @@ class Executions:
         self.ended = 0
         self.closing = False
         self.observer: Observer = NO_OBSERVER
+        #: Seconds an execution may run before it is interrupted ("timeout":
+        #: its task ends FAILED); None: no limit (a2a_grpc.auth.limits).
+        self.time_limit: float | None = None
+
+    def running_for(self, user: str) -> int:
+        """How many executions of ``user``'s tasks run in this process."""
+        return sum(1 for ex in self._running.values() if ex.owner.user == user)
 
     def get(self, task_id: str) -> Execution | None:
         """The task's running execution, if any."""
@@ -122,10 +129,15 @@ class Executions:
         ex.runner = asyncio.get_running_loop().create_task(self._run(ex, ctx), name=f"a2a-task-{ex.task_id}")
 
     async def _run(self, ex: Execution, ctx: ExecutorContext) -> None:
+        timer = None
+        if self.time_limit is not None:
+            timer = asyncio.get_running_loop().call_later(self.time_limit, self.interrupt, ex, "timeout")
         try:
             with self.observer.execution(ex.task_id, ex.context_id):
                 await self._drive(ex, ctx)
         finally:
+            if timer is not None:
+                timer.cancel()
             self._running.pop(ex.task_id, None)
             self.ended += 1
             if not ex.committed.is_set():
@@ -141,7 +153,7 @@ class Executions:
         return False
 
     def interrupt(self, ex: Execution, reason: str) -> None:
-        """Stops an execution; ``reason`` is "cancel" or "shutdown".
+        """Stops an execution; ``reason`` is "cancel", "shutdown" or "timeout".
 
         An asyncio task cancelled before its coroutine starts never runs it —
         not even its ``finally`` — which would leave the task busy forever and

@@ -11,7 +11,7 @@ same bad request gets the same error whatever the RPC::
 
     [telemetry]              spans, request log, metrics       a2a_grpc.telemetry
     [authentication]         who is calling                    a2a_grpc.auth (with an auth policy)
-    [limits]                 rate and concurrency              (a later issue)
+    [limits]                 rate and concurrency              a2a_grpc.auth.limits (with [limits])
     1 VersionNegotiation     A2A-Version               spec §3.6
     2 ExtensionNegotiation   A2A-Extensions            spec §4.6, §7.3
     3 RequestValidation      size limit, the proto's rules      spec §5.7
@@ -19,7 +19,8 @@ same bad request gets the same error whatever the RPC::
     [authorization]          tenant binding, extended card     a2a_grpc.auth (with an auth policy)
     5 the server's own interceptors (``ServerConfig.interceptors``), in list order
       the operation (RequestHandler)
-    [audit]                  what was done                     (a later issue)
+    [audit]                  what was done                     (a2a_grpc.auth.audit: in the telemetry slot,
+                                                               to see failed authentications)
 
 ``before`` runs top to bottom; ``after`` runs bottom to top, once per call,
 for each interceptor whose ``before`` returned. For a server-streaming RPC

@@ -37,6 +37,7 @@ from a2a_grpc.store.base import Store
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
 
 if TYPE_CHECKING:
+    from a2a_grpc.auth.audit import AuditLog
     from a2a_grpc.auth.policy import AuthPolicy
     from a2a_grpc.cardsign import CardSigner
     from a2a_grpc.cluster.leases import Cluster, ClusterConfig
@@ -138,6 +139,8 @@ class ServerConfig:
     cluster: ClusterConfig | None = None
     #: Connection caps and timeouts of both ports (issue 10; a2a_grpc.connlimits).
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)
+    #: The audit log (issue 11; a2a_grpc.auth.audit.open_audit_log, ``--audit-log``); None: none.
+    audit: AuditLog | None = None
 
 
 class A2AServer:
@@ -214,7 +217,9 @@ class A2AServer:
             from a2a_grpc.telemetry.logs import RequestLog
 
             steps.append(RequestLog(access=cfg.access_log))
-        observers = [o for o in (self.tracing, self.metrics) if o is not None]
+        if cfg.audit is not None:  # ahead of authentication: it records the calls that fail it
+            steps.append(cfg.audit)
+        observers = [o for o in (self.tracing, self.metrics, cfg.audit) if o is not None]
         if observers:
             attach(observers[0] if len(observers) == 1 else Observers(*observers), self.handler, self.push)
         if self.metrics is not None:
@@ -460,6 +465,8 @@ class A2AServer:
             await self.retention.stop()
         if self.config.auth is not None:
             await self.config.auth.close()
+        if self.config.audit is not None:
+            self.config.audit.close()
         await self.store.close()
         if self.tracing is not None:
             self.tracing.shutdown()

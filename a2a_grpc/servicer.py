@@ -76,12 +76,21 @@ def builtin_interceptors(handler: RequestHandler, auth: AuthPolicy | None = None
     config = handler.config
     authentication: list[CallInterceptor] = []
     authorization: list[CallInterceptor] = []
+    limits: list[CallInterceptor] = []
     if auth is not None:
         from a2a_grpc.auth.interceptors import Authentication, Authorization
+        from a2a_grpc.auth.scopes import skill_interceptor
 
-        authentication, authorization = [Authentication(auth)], [Authorization(auth)]
+        skills = [s.id for c in (handler.card, handler.extended_card) if c is not None for s in c.skills]
+        scoped = skill_interceptor(auth, handler.executor, skills)
+        authentication, authorization = [Authentication(auth)], [Authorization(auth), *scoped]
+    if auth is not None and auth.limits is not None:
+        from a2a_grpc.auth.limits import limit_interceptors
+
+        authentication, limits = limit_interceptors(auth.limits, authentication, handler.executions)
     return [
         *authentication,
+        *limits,
         VersionNegotiation(config.supported_versions, strict=config.strict_version),
         ExtensionNegotiation(card),
         RequestValidation(config.max_request_bytes),

@@ -62,6 +62,8 @@ class ApiKey:
     tenant: str | None = None
     expires: datetime | None = None
     revoked: bool = False
+    rate: str | None = None
+    concurrency: int | None = None
 
 
 def _when(value: Any, where: str) -> datetime | None:
@@ -92,6 +94,8 @@ def parse_key(entry: Mapping[str, Any], where: str) -> ApiKey:
         "revoked",
         "note",
         "created",
+        "rate",
+        "concurrency",
     }
     if unknown:
         raise AuthConfigError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
@@ -117,7 +121,24 @@ def parse_key(entry: Mapping[str, Any], where: str) -> ApiKey:
         tenant=tenant,
         expires=_when(entry.get("expires"), where),
         revoked=bool(entry.get("revoked", False)),
+        **_key_limits(entry, where),
     )
+
+
+def _key_limits(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The key's own ``rate`` and ``concurrency`` (a2a_grpc.auth.limits)."""
+    out: dict[str, Any] = {}
+    if "rate" in entry:
+        from a2a_grpc.auth.limits import parse_rate
+
+        parse_rate(entry["rate"], f"{where}.rate")
+        out["rate"] = entry["rate"]
+    if "concurrency" in entry:
+        value = entry["concurrency"]
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise AuthConfigError(f"{where}.concurrency must be a positive integer")
+        out["concurrency"] = value
+    return out
 
 
 class ApiKeyAuthenticator:
@@ -184,7 +205,11 @@ class ApiKeyAuthenticator:
             scheme=self.name,
             scopes=key.scopes,
             tenant=key.tenant,
-            attributes={"keyId": key.id},
+            attributes={
+                "keyId": key.id,
+                **({"rate": key.rate} if key.rate else {}),
+                **({"concurrency": key.concurrency} if key.concurrency else {}),
+            },
         )
 
     async def start(self) -> None:

@@ -23,7 +23,9 @@ from typing import Any
 from a2a_grpc.auth.apikeys import ApiKeyAuthenticator
 from a2a_grpc.auth.base import AuthConfigError, Authenticator, BadCredential, Unauthenticated
 from a2a_grpc.auth.bearer import JwtAuthenticator
+from a2a_grpc.auth.limits import Limits, limits_from_mapping
 from a2a_grpc.auth.principal import Principal
+from a2a_grpc.auth.scopes import SelectSkill, describe_skills, skill_scopes_from_mapping
 from a2a_grpc.context import CallContext
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import pb
@@ -71,6 +73,8 @@ class AuthPolicy:
         *,
         filter_extended_card: bool = False,
         source: str = "",
+        limits: Limits | None = None,
+        skill_scopes: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
         self.authenticators = {a.name: a for a in authenticators}
         if len(self.authenticators) != len(authenticators):
@@ -91,6 +95,12 @@ class AuthPolicy:
                 )
         self.filter_extended_card = filter_extended_card
         self.source = source
+        #: Rate, concurrency and execution-time limits (a2a_grpc.auth.limits); None: none.
+        self.limits = limits
+        #: Skill id → the scopes its callers need (a2a_grpc.auth.scopes).
+        self.skill_scopes = dict(skill_scopes or {})
+        #: Names the skill of a message (overrides the agent's ``select_skill``).
+        self.select_skill: SelectSkill | None = None
 
     # ------------------------------------------------------------------ card
     def describe_card(self, card: pb.AgentCard) -> None:
@@ -100,6 +110,7 @@ class AuthPolicy:
             card.security_schemes[name].CopyFrom(authenticator.security_scheme())
         del card.security_requirements[:]
         card.security_requirements.extend(r.to_proto() for r in self.requirements)
+        describe_skills(card, self.skill_scopes, list(self.authenticators))
 
     # ----------------------------------------------------------------- calls
     async def authenticate(self, call: CallContext) -> Principal:
@@ -183,7 +194,8 @@ class AuthPolicy:
             " + ".join(f"{n}[{' '.join(sorted(s))}]" if s else n for n, s in r.schemes.items())
             for r in self.requirements
         )
-        return f"authentication required ({alternatives}): {schemes}"
+        limits = f"; {self.limits.summary()}" if self.limits is not None else ""
+        return f"authentication required ({alternatives}): {schemes}{limits}"
 
 
 def _requirements(raw: Any) -> list[Requirement]:
@@ -205,7 +217,7 @@ def _requirements(raw: Any) -> list[Requirement]:
 def policy_from_mapping(data: Mapping[str, Any], *, source: str = "") -> AuthPolicy:
     """An :class:`AuthPolicy` from the parsed TOML document (docs/auth.md).
     Raises AuthConfigError naming the offending setting."""
-    unknown = set(data) - {"schemes", "requirements", "extended_card"}
+    unknown = set(data) - {"schemes", "requirements", "extended_card", "limits", "skills"}
     if unknown:
         raise AuthConfigError(f"unknown top-level setting(s) {', '.join(sorted(unknown))}")
     schemes = data.get("schemes")
@@ -228,6 +240,8 @@ def policy_from_mapping(data: Mapping[str, Any], *, source: str = "") -> AuthPol
         _requirements(data.get("requirements", [])),
         filter_extended_card=bool(extended.get("filter_skills", False)),
         source=source,
+        limits=limits_from_mapping(data["limits"]) if "limits" in data else None,
+        skill_scopes=skill_scopes_from_mapping(data.get("skills", {})),
     )
 
 

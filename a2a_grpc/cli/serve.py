@@ -228,6 +228,14 @@ def _gather_push_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     help="TOML auth configuration (API keys, bearer JWT; docs/auth.md). Without it every caller is anonymous.",
 )
 @click.option(
+    "--audit-log",
+    default=None,
+    envvar="A2A_GRPC_AUDIT_LOG",
+    show_envvar=True,
+    help="Append the audit log (JSON lines: task changes, cancels, push configs, refused calls; docs/auth.md) "
+    "to this file; - for stderr.",
+)
+@click.option(
     "--log-level",
     default="INFO",
     show_default=True,
@@ -277,7 +285,7 @@ def serve(
     **ops: Any,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
-    settings = server_settings(log_level, **ops)  # logs, metrics, traces (a2a_grpc.cli.ops)
+    settings = {"audit": _open_audit(ops), **server_settings(log_level, **ops)}  # logs, metrics, traces
     from a2a_grpc.server import A2AServer, ServerConfig
 
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card, cluster=cluster_config)
@@ -365,6 +373,20 @@ def _load_auth(path: Path | None) -> AuthPolicy | None:
         return load_policy(path)
     except (AuthConfigError, OSError) as exc:
         raise click.ClickException(f"--auth: {exc}") from None
+
+
+def _open_audit(ops: dict[str, Any]) -> Any:
+    """The audit log of ``--audit-log`` (popped from ``ops``; None without it);
+    an unwritable file is a ClickException."""
+    target = ops.pop("audit_log", None)
+    if not target:
+        return None
+    from a2a_grpc.auth.audit import open_audit_log
+
+    try:
+        return open_audit_log(target)
+    except OSError as exc:
+        raise click.ClickException(f"--audit-log: {exc}") from None
 
 
 def _use_registry(executor: AgentExecutor, agent: str, registry_url: str | None) -> None:

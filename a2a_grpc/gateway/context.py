@@ -146,13 +146,16 @@ class GatewayContext:
 
     def response_headers(self) -> dict[str, str]:
         """``a2a-*`` response metadata as HTTP headers (``A2A-Extensions``),
-        and ``www-authenticate`` as ``WWW-Authenticate`` (the challenge of an
-        UNAUTHENTICATED error); repeated keys are comma-joined."""
+        ``www-authenticate`` as ``WWW-Authenticate`` (the challenge of an
+        UNAUTHENTICATED error) and ``retry-after`` as ``Retry-After``; repeated keys are comma-joined."""
         out: dict[str, list[str]] = {}
         for key, value in (*self.initial_metadata, *self.trailing_metadata):
             k = key.lower()
             if k == _CHALLENGE_KEY:
                 out.setdefault("WWW-Authenticate", []).append(str(value))
+                continue
+            if k == "retry-after":  # a RESOURCE_EXHAUSTED of a limit (a2a_grpc.auth.limits)
+                out["Retry-After"] = [str(value)]
                 continue
             if not k.startswith("a2a-") or k.endswith("-bin"):
                 continue

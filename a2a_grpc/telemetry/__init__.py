@@ -45,6 +45,12 @@ class Observer:
     def task_transition(self, state: int) -> None:
         """A stored task moved to ``state`` (a different state than it had)."""
 
+    def task_written(self, task: Any, owner: Any, was: int | None, event: Any) -> None:
+        """``task`` (a ``pb.Task`` of ``owner``, an ``Owner``) was stored:
+        created when ``was`` is None, else updated from state ``was`` by
+        ``event`` (the ``pb.StreamResponse`` of the change, None: a snapshot).
+        The audit log (:mod:`a2a_grpc.auth.audit`) hears every write here."""
+
     def subscriber_lagged(self) -> None:
         """A stream subscriber fell too far behind and was closed
         (RESOURCE_EXHAUSTED)."""
@@ -91,6 +97,10 @@ class Observers(Observer):
     def task_transition(self, state: int) -> None:
         for o in self.observers:
             o.task_transition(state)
+
+    def task_written(self, task: Any, owner: Any, was: int | None, event: Any) -> None:
+        for o in self.observers:
+            o.task_written(task, owner, was, event)
 
     def subscriber_lagged(self) -> None:
         for o in self.observers:

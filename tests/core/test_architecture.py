@@ -63,6 +63,7 @@ EXTRAS = (
     "jwt",
     "tomlkit",
     "redis",
+    "limits",
 )
 EXTRA_HOMES = {
     "click": ("a2a_grpc.cli",),
@@ -73,6 +74,7 @@ EXTRA_HOMES = {
     "prometheus_client": ("a2a_grpc.telemetry",),
     "jwt": ("a2a_grpc.auth",),
     "tomlkit": ("a2a_grpc.auth", "a2a_grpc.cli"),
+    "limits": ("a2a_grpc.auth",),
 }
 
 #: room prefix -> what it may not import
