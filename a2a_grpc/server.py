@@ -168,6 +168,7 @@ class A2AServer:
         self.metrics = _metrics(self.config)
         self.tracing = _tracing(self.config, executor.card.name)
         auth = self.config.auth
+        _check_mtls_schemes(auth, self.config.tls)
         if auth is not None and extended_card is not None:
             extended_card = _with_schemes(extended_card, auth)
         self.handler = RequestHandler(
@@ -649,6 +650,22 @@ def _bind_grpc(
     if bound == 0:
         raise OSError(f"gRPC port {port} on {host} cannot be bound")
     return bound
+
+
+def _check_mtls_schemes(auth: AuthPolicy | None, tls: ServerTLS | None) -> None:
+    """An mTLS security scheme can only be met when TLS verifies client
+    certificates (``tls.client_ca``); raises ValueError otherwise, so that the
+    card never declares a scheme no call could satisfy."""
+    if auth is None:
+        return
+    from a2a_grpc.auth.mtls import MtlsAuthenticator
+
+    mtls = [a.name for a in auth.authenticators.values() if isinstance(a, MtlsAuthenticator)]
+    if mtls and (tls is None or tls.client_ca is None):
+        raise ValueError(
+            f"the mTLS scheme {', '.join(mtls)} needs TLS with client certificates "
+            "(--tls-cert, --tls-key and --tls-client-ca)"
+        )
 
 
 def _bracket(host: str) -> str:

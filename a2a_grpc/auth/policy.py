@@ -24,6 +24,7 @@ from a2a_grpc.auth.apikeys import ApiKeyAuthenticator
 from a2a_grpc.auth.base import AuthConfigError, Authenticator, BadCredential, Unauthenticated
 from a2a_grpc.auth.bearer import JwtAuthenticator
 from a2a_grpc.auth.limits import Limits, limits_from_mapping
+from a2a_grpc.auth.mtls import MtlsAuthenticator
 from a2a_grpc.auth.principal import Principal
 from a2a_grpc.auth.scopes import SelectSkill, describe_skills, skill_scopes_from_mapping
 from a2a_grpc.context import CallContext
@@ -33,10 +34,10 @@ from a2a_grpc.types import pb
 __all__ = ["SCHEME_TYPES", "AuthPolicy", "Requirement", "load_policy"]
 
 #: ``type`` of a ``[schemes.NAME]`` table → the authenticator built from it.
-#: An mTLS authenticator registers itself here as ``"mtls"``.
 SCHEME_TYPES: dict[str, Callable[[str, Mapping[str, Any]], Authenticator]] = {
     "apiKey": ApiKeyAuthenticator.from_config,
     "jwt": JwtAuthenticator.from_config,
+    "mtls": MtlsAuthenticator.from_config,
 }
 
 

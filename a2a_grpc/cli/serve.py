@@ -290,7 +290,6 @@ def serve(
 
     executor, order, store, ext = _load(agent, interfaces, store_url, extended_card, cluster=cluster_config)
     _use_registry(executor, agent, registry_url)
-    policy = _load_auth(auth_file)
     dispatcher = _dispatcher(store, *push_settings) if push_settings else None
     handler = HandlerConfig(
         strict_version=not lenient_version, cancel_grace_seconds=cancel_grace, max_task_bytes=max_task_bytes
@@ -310,13 +309,13 @@ def serve(
         connections=connections,
         tls=tls,
         card_signer=card_signer,
-        auth=policy,
+        auth=_load_auth(auth_file),
         **settings,
     )
-    server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
     try:
+        server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
         _run(server, register_with)
-    except OSError as exc:
+    except (ValueError, OSError) as exc:  # a configuration the server refuses, a port in use
         raise click.ClickException(f"cannot start: {exc}") from None
 
 
