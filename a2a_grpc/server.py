@@ -139,6 +139,9 @@ class ServerConfig:
     cluster: ClusterConfig | None = None
     #: Connection caps and timeouts of both ports (issue 10; a2a_grpc.connlimits).
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)
+    #: Bind both ports with SO_REUSEPORT, so several processes share them
+    #: (``a2a-grpc serve --workers N``; a2a_grpc.cluster.workers).
+    reuse_port: bool = False
 
 
 class A2AServer:
@@ -297,8 +300,10 @@ class A2AServer:
         line naming the port) when either cannot be bound."""
         cfg = self.config
         if cfg.tls is None:
-            return _bind_grpc(server, cfg.host, cfg.grpc_port)
-        port = _bind_grpc(server, cfg.host, cfg.grpc_port, cfg.tls.grpc_credentials())
+            return _bind_grpc(server, cfg.host, cfg.grpc_port, reuse_port=cfg.reuse_port)
+        port = _bind_grpc(
+            server, cfg.host, cfg.grpc_port, cfg.tls.grpc_credentials(), reuse_port=cfg.reuse_port
+        )
         if cfg.tls.mtls_grpc_port is not None:
             second = f"{_bracket(cfg.host)}:{cfg.tls.mtls_grpc_port}"
             self.mtls_grpc_port = server.add_secure_port(
@@ -369,7 +374,7 @@ class A2AServer:
                 # grpc-core's bare RESOURCE_EXHAUSTED.
                 ("grpc.max_receive_message_length", limit * 2 + 1024 * 1024),
                 ("grpc.max_send_message_length", limit * 2 + 1024 * 1024),
-                ("grpc.so_reuseport", 0),
+                ("grpc.so_reuseport", 1 if self.config.reuse_port else 0),
                 # grpc-core ends new calls with CANCELLED beyond 1,000 (hard
                 # limit 3,000) not yet accepted by grpc.aio, which accepts them
                 # one at a time: a burst (thousands of SubscribeToTask streams,
@@ -413,7 +418,9 @@ class A2AServer:
         runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=cfg.grace_seconds, **handler_args)
         await runner.setup()
         ssl_context = cfg.tls.ssl_context() if cfg.tls is not None else None
-        site = GuardedSite(runner, cfg.host, port, limits, handler_args, ssl_context=ssl_context)
+        site = GuardedSite(
+            runner, cfg.host, port, limits, handler_args, ssl_context=ssl_context, reuse_port=cfg.reuse_port
+        )
         try:
             await site.start()
         except OSError:
@@ -618,7 +625,12 @@ def _add_servicer(servicer: A2AServicer, server: grpc.aio.Server) -> None:
 
 
 def _bind_grpc(
-    server: grpc.aio.Server, host: str, port: int, credentials: grpc.ServerCredentials | None = None
+    server: grpc.aio.Server,
+    host: str,
+    port: int,
+    credentials: grpc.ServerCredentials | None = None,
+    *,
+    reuse_port: bool = False,
 ) -> int:
     """Binds ``server`` to ``host``:``port`` (TLS with ``credentials``) and
     returns the bound port. Raises OSError with one line naming the port
@@ -628,6 +640,8 @@ def _bind_grpc(
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if reuse_port:  # the port is shared (--workers): only a socket without SO_REUSEPORT conflicts
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             try:
                 probe.bind((host, port))
             except OSError as exc:
