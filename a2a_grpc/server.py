@@ -201,6 +201,7 @@ class A2AServer:
         self._metrics_runner: Any = None
         self.retention: Any = None
         self.store_health: Any = None
+        self.health_gate: Any = None  # HealthGate once started (store and bus listener)
         self._grpc: grpc.aio.Server | None = None
         self._health: HealthServicer | None = None
         self._site: Any = None
@@ -273,13 +274,7 @@ class A2AServer:
         assert self._health is not None
         await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
-        if cfg.health_check_seconds:
-            from a2a_grpc.store.health import StoreHealth
-
-            self.store_health = StoreHealth(
-                self.store, self._serving, interval_seconds=cfg.health_check_seconds
-            )
-            self.store_health.start()
+        await self._watch_health()
         if cfg.freeze_gc:
             gc.collect()
             gc.freeze()
@@ -341,6 +336,26 @@ class A2AServer:
             if self.handler.extended_card is not None:
                 self.handler.extended_card = cfg.card_signer.sign(self.handler.extended_card)
         return card
+
+    async def _watch_health(self) -> None:
+        """Health follows the store (pinged every ``health_check_seconds``)
+        and, in cluster mode, the event bus listener: NOT_SERVING while
+        either is down (:class:`~a2a_grpc.healthgate.HealthGate`)."""
+        from a2a_grpc.healthgate import HealthGate
+
+        self.health_gate = gate = HealthGate(self._serving)
+        if self.config.health_check_seconds:
+            from a2a_grpc.store.health import StoreHealth
+
+            self.store_health = StoreHealth(
+                self.store, gate.reporter("store"), interval_seconds=self.config.health_check_seconds
+            )
+            self.store_health.start()
+        relay = self.cluster.relay if self.cluster is not None else None
+        if relay is not None:
+            relay.on_health = gate.reporter("bus")
+            if not relay.connected.is_set():  # lost since the cluster started
+                await relay.on_health(False)
 
     async def _serving(self, serving: bool) -> None:
         """Sets the health of the A2A service and of the server ("")."""
