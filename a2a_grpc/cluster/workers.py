@@ -12,7 +12,8 @@ restarted worker finds its port still reserved.
 A worker that exits is started again, after a backoff that doubles (0.5 s up
 to 10 s) while it keeps dying within 10 s of its start. SIGINT/SIGTERM stops
 all workers (SIGTERM, each drains as ``a2a-grpc serve`` does; SIGKILL after
-the grace period plus 10 s) and the supervisor exits 0.
+the grace period plus 10 s) and the supervisor exits 0. A supervisor killed
+outright takes its workers with it (they get SIGTERM: ``PR_SET_PDEATHSIG``).
 
 A child learns it is a worker from the ``A2A_GRPC_WORKER`` environment
 variable (JSON: ``index``, ``replica_id``, ``grpc_port``, ``http_port``), which
@@ -75,7 +76,9 @@ class Worker:
             }
         )
         env["A2A_GRPC_CLUSTER"] = "true"
-        self.proc = subprocess.Popen([sys.executable, "-m", "a2a_grpc.cli", *argv], env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "a2a_grpc.cli", *argv], env=env, preexec_fn=_die_with_parent
+        )
         self.started_at = time.monotonic()
         _say(f"worker {self.index} (replica {self.replica_id}) started: pid {self.proc.pid}")
 
@@ -93,6 +96,15 @@ class Worker:
         self.proc = None
         self.generation += 1
         return True
+
+
+def _die_with_parent() -> None:
+    """In the worker, before it runs: SIGTERM when the supervisor dies, even
+    by SIGKILL (Linux ``PR_SET_PDEATHSIG``; elsewhere a no-op)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
 def _say(line: str) -> None:

@@ -142,3 +142,28 @@ def test_workers_need_a_cluster_store(tmp_path: Path) -> None:
     assert done.stderr.decode().strip() == (
         "Error: --workers needs a cluster store: --store postgresql://... (SQLite serves one process only)"
     )
+
+
+def test_workers_end_with_a_killed_supervisor(database: str, tmp_path: Path) -> None:
+    """``kill -9`` of the supervisor leaves no worker behind."""
+    log = tmp_path / "supervisor.log"
+    proc = _start(database, log)
+    try:
+        text = _wait_log(log, proc, 2)
+        pids = [int(pid) for _i, _rid, pid in _STARTED.findall(text)]
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 15
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in pids if _running(pid)]
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
