@@ -340,8 +340,8 @@ class A2AServer:
     async def _watch_health(self) -> None:
         """Health follows the store (pinged every ``health_check_seconds``)
         and, in cluster mode, the event bus listener: NOT_SERVING while
-        either is down (:class:`~a2a_grpc.healthgate.HealthGate`)."""
-        from a2a_grpc.healthgate import HealthGate
+        either is down (:class:`~a2a_grpc.store.health.HealthGate`)."""
+        from a2a_grpc.store.health import HealthGate
 
         self.health_gate = gate = HealthGate(self._serving)
         if self.config.health_check_seconds:
