@@ -168,6 +168,12 @@ class AgentExecutor(abc.ABC):
     #: outside the card's input modes (CONTENT_TYPE_NOT_SUPPORTED; see
     #: :mod:`a2a_grpc.mediatypes`). An agent that checks parts itself sets False.
     check_input_modes: bool = True
+    #: Cluster mode: when the replica running a task dies, another replica
+    #: runs :meth:`execute` again for it (at-least-once: ``ctx.task`` is the
+    #: task as last stored, ``ctx.message`` its last user message,
+    #: ``ctx.metadata["resumed"]`` is True) instead of marking it FAILED
+    #: ("execution lost: …"). See :mod:`a2a_grpc.cluster.resume`.
+    resumable: bool = False
 
     @abc.abstractmethod
     def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:

@@ -141,6 +141,9 @@ class ServerConfig:
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)
     #: The audit log (issue 11; a2a_grpc.auth.audit.open_audit_log, ``--audit-log``); None: none.
     audit: AuditLog | None = None
+    #: Bind both ports with SO_REUSEPORT, so several processes share them
+    #: (``a2a-grpc serve --workers N``; a2a_grpc.cluster.workers).
+    reuse_port: bool = False
 
 
 class A2AServer:
@@ -201,6 +204,7 @@ class A2AServer:
         self._metrics_runner: Any = None
         self.retention: Any = None
         self.store_health: Any = None
+        self.health_gate: Any = None  # HealthGate once started (store and bus listener)
         self._grpc: grpc.aio.Server | None = None
         self._health: HealthServicer | None = None
         self._site: Any = None
@@ -275,13 +279,7 @@ class A2AServer:
         assert self._health is not None
         await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
-        if cfg.health_check_seconds:
-            from a2a_grpc.store.health import StoreHealth
-
-            self.store_health = StoreHealth(
-                self.store, self._serving, interval_seconds=cfg.health_check_seconds
-            )
-            self.store_health.start()
+        await self._watch_health()
         if cfg.freeze_gc:
             gc.collect()
             gc.freeze()
@@ -302,8 +300,10 @@ class A2AServer:
         line naming the port) when either cannot be bound."""
         cfg = self.config
         if cfg.tls is None:
-            return _bind_grpc(server, cfg.host, cfg.grpc_port)
-        port = _bind_grpc(server, cfg.host, cfg.grpc_port, cfg.tls.grpc_credentials())
+            return _bind_grpc(server, cfg.host, cfg.grpc_port, reuse_port=cfg.reuse_port)
+        port = _bind_grpc(
+            server, cfg.host, cfg.grpc_port, cfg.tls.grpc_credentials(), reuse_port=cfg.reuse_port
+        )
         if cfg.tls.mtls_grpc_port is not None:
             second = f"{_bracket(cfg.host)}:{cfg.tls.mtls_grpc_port}"
             self.mtls_grpc_port = server.add_secure_port(
@@ -342,6 +342,26 @@ class A2AServer:
                 self.handler.extended_card = cfg.card_signer.sign(self.handler.extended_card)
         return card
 
+    async def _watch_health(self) -> None:
+        """Health follows the store (pinged every ``health_check_seconds``)
+        and, in cluster mode, the event bus listener: NOT_SERVING while
+        either is down (:class:`~a2a_grpc.store.health.HealthGate`)."""
+        from a2a_grpc.store.health import HealthGate
+
+        self.health_gate = gate = HealthGate(self._serving)
+        if self.config.health_check_seconds:
+            from a2a_grpc.store.health import StoreHealth
+
+            self.store_health = StoreHealth(
+                self.store, gate.reporter("store"), interval_seconds=self.config.health_check_seconds
+            )
+            self.store_health.start()
+        relay = self.cluster.relay if self.cluster is not None else None
+        if relay is not None:
+            relay.on_health = gate.reporter("bus")
+            if not relay.connected.is_set():  # lost since the cluster started
+                await relay.on_health(False)
+
     async def _serving(self, serving: bool) -> None:
         """Sets the health of the A2A service and of the server ("")."""
         assert self._health is not None
@@ -374,7 +394,7 @@ class A2AServer:
                 # grpc-core's bare RESOURCE_EXHAUSTED.
                 ("grpc.max_receive_message_length", limit * 2 + 1024 * 1024),
                 ("grpc.max_send_message_length", limit * 2 + 1024 * 1024),
-                ("grpc.so_reuseport", 0),
+                ("grpc.so_reuseport", 1 if self.config.reuse_port else 0),
                 # grpc-core ends new calls with CANCELLED beyond 1,000 (hard
                 # limit 3,000) not yet accepted by grpc.aio, which accepts them
                 # one at a time: a burst (thousands of SubscribeToTask streams,
@@ -418,7 +438,9 @@ class A2AServer:
         runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=cfg.grace_seconds, **handler_args)
         await runner.setup()
         ssl_context = cfg.tls.ssl_context() if cfg.tls is not None else None
-        site = GuardedSite(runner, cfg.host, port, limits, handler_args, ssl_context=ssl_context)
+        site = GuardedSite(
+            runner, cfg.host, port, limits, handler_args, ssl_context=ssl_context, reuse_port=cfg.reuse_port
+        )
         try:
             await site.start()
         except OSError:
@@ -625,7 +647,12 @@ def _add_servicer(servicer: A2AServicer, server: grpc.aio.Server) -> None:
 
 
 def _bind_grpc(
-    server: grpc.aio.Server, host: str, port: int, credentials: grpc.ServerCredentials | None = None
+    server: grpc.aio.Server,
+    host: str,
+    port: int,
+    credentials: grpc.ServerCredentials | None = None,
+    *,
+    reuse_port: bool = False,
 ) -> int:
     """Binds ``server`` to ``host``:``port`` (TLS with ``credentials``) and
     returns the bound port. Raises OSError with one line naming the port
@@ -635,6 +662,8 @@ def _bind_grpc(
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if reuse_port:  # the port is shared (--workers): only a socket without SO_REUSEPORT conflicts
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             try:
                 probe.bind((host, port))
             except OSError as exc:

@@ -256,6 +256,16 @@ def _gather_push_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     "on a task another replica runs.",
 )
 @cluster_options
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    envvar="A2A_GRPC_WORKERS",
+    show_envvar=True,
+    help="Cluster mode on all cores: start N replica processes sharing both ports (SO_REUSEPORT) under a "
+    "supervisor that restarts a dead one (needs --store postgresql://...).",
+)
 @connection_options
 @_gather_push_options
 def serve(
@@ -278,6 +288,7 @@ def serve(
     log_level: str,
     cancel_grace: float,
     cluster_config: ClusterConfig | None,
+    workers: int,
     connections: ConnectionLimits,
     max_task_bytes: int,
     tls: Any = None,
@@ -285,6 +296,9 @@ def serve(
     **ops: Any,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
+    ports = _workers(workers, host, (grpc_port, http_port), store_url, grace, ops, cluster_config)
+    if ports is None:
+        return  # this process was the --workers supervisor
     settings = {"audit": _open_audit(ops), **server_settings(log_level, **ops)}  # logs, metrics, traces
     from a2a_grpc.server import A2AServer, ServerConfig
 
@@ -295,11 +309,7 @@ def serve(
         strict_version=not lenient_version, cancel_grace_seconds=cancel_grace, max_task_bytes=max_task_bytes
     )
     config = ServerConfig(
-        host=host,
-        grpc_port=grpc_port,
-        http_port=http_port,
-        public_url=public_url,
-        public_grpc=public_grpc,
+        **_listening(host, ports, public_url, public_grpc, shared=workers > 1),
         max_message_bytes=max_message_bytes,
         grace_seconds=grace,
         freeze_gc=True,
@@ -317,6 +327,87 @@ def serve(
         _run(server, register_with)
     except (ValueError, OSError) as exc:  # a configuration the server refuses, a port in use
         raise click.ClickException(f"cannot start: {exc}") from None
+
+
+def _listening(
+    host: str, ports: tuple[int, int], public_url: str | None, public_grpc: str | None, *, shared: bool
+) -> dict[str, Any]:
+    """The ServerConfig fields of where the server listens; ``shared``: a
+    ``--workers`` worker, binding its ports with SO_REUSEPORT."""
+    return {
+        "host": host,
+        "grpc_port": ports[0],
+        "http_port": ports[1],
+        "public_url": public_url,
+        "public_grpc": public_grpc,
+        "reuse_port": shared,
+    }
+
+
+def _workers(
+    workers: int,
+    host: str,
+    ports: tuple[int, int],
+    store_url: str | None,
+    grace: float,
+    ops: dict[str, Any],
+    cluster: ClusterConfig | None,
+) -> tuple[int, int] | None:
+    """``--workers``: None once this process, the supervisor, has stopped its
+    workers; in a worker, the shared ports to bind (its cluster config takes
+    the worker's replica id); otherwise ``ports``."""
+    from a2a_grpc.cluster.workers import worker_settings
+
+    worker = worker_settings()
+    if worker is None:
+        if workers == 1:
+            return ports
+        _supervise(workers, host, ports, store_url, grace, ops)
+        return None
+    if cluster is None:
+        raise click.ClickException("a --workers worker needs cluster mode (--cluster)")
+    cluster.replica_id = worker["replica_id"]
+    return worker["grpc_port"], worker["http_port"]
+
+
+def _supervise(
+    workers: int,
+    host: str,
+    ports: tuple[int, int],
+    store_url: str | None,
+    grace: float,
+    ops: dict[str, Any],
+) -> None:
+    """``--workers N``: creates the store's schema, then runs the supervisor
+    (a2a_grpc.cluster.workers) over N copies of this command line; a store
+    that is not PostgreSQL (or cannot be reached), or a separate metrics
+    port, is a one-line ClickException."""
+    import asyncio
+    import socket
+
+    from a2a_grpc.cluster.workers import supervise
+
+    scheme = (store_url or "").split(":", 1)[0].split("+", 1)[0].lower()
+    if scheme not in ("postgresql", "postgres"):
+        what = "SQLite serves one process only" if scheme in ("", "sqlite") else f"not --store {store_url}"
+        raise click.ClickException(f"--workers needs a cluster store: --store postgresql://... ({what})")
+    if ops.get("metrics_port") is not None:
+        raise click.ClickException("--workers cannot share --metrics-port; metrics are on the HTTP port")
+    base = click.get_current_context().params.get("replica_id") or socket.gethostname()
+    try:
+        asyncio.run(_create_schema(store_url or ""))  # once, before the workers would race to
+        supervise(sys.argv[1:], workers, host, ports, base, grace)
+    except OSError as exc:
+        raise click.ClickException(f"cannot start: {exc}") from None
+
+
+async def _create_schema(store_url: str) -> None:
+    """Opens and closes the cluster store once (it creates its tables)."""
+    from a2a_grpc.cluster.store import ClusterStore
+
+    store = ClusterStore(store_url)
+    await store.open()
+    await store.close()
 
 
 def _dispatcher(store: Store, allow: tuple[str, ...], timeout: float, attempts: int, backoff: float) -> Any:

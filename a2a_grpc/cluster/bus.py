@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from a2a_grpc.cluster.store import ClusterStore
@@ -109,6 +109,9 @@ class EventRelay:
         self._closing = False
         #: Called with a task id when another replica asks this one to cancel it.
         self.on_cancel: Callable[[str], None] | None = None
+        #: Called with False when the listening connection is found lost, True
+        #: once it listens again (the server's health: NOT_SERVING meanwhile).
+        self.on_health: Callable[[bool], Awaitable[None]] | None = None
 
     async def start(self) -> None:
         """Connects and listens; then keeps the connection up."""
@@ -150,13 +153,22 @@ class EventRelay:
             if self._alive() and self.connected.is_set():
                 continue
             self.connected.clear()
+            await self._report(False)
             try:
                 with contextlib.suppress(Exception):
                     await self._close()
                 await self._connected()
                 log.info("event relay: listening again on %s", self.backend)
+                await self._report(True)
             except Exception as exc:
                 log.warning("event relay: cannot listen on %s yet: %s", self.backend, exc)
+
+    async def _report(self, up: bool) -> None:
+        if self.on_health is not None:
+            try:
+                await self.on_health(up)
+            except Exception:  # health is advisory: never stop the relay for it
+                log.exception("event relay: cannot report health")
 
     def event(self, payload: str) -> None:
         """A task has committed events up to the version in ``task:version``."""

@@ -45,14 +45,17 @@ from a2a_grpc.cluster.recovery import fail_lost_task
 from a2a_grpc.cluster.store import ClusterStore, TakenLease
 from a2a_grpc.context import Owner
 from a2a_grpc.drive import Driver, TaskWriter
+from a2a_grpc.errors import A2AError
 from a2a_grpc.events import Subscription
 from a2a_grpc.execution import Drive, Execution, Executions, busy_error
 from a2a_grpc.executor import ExecutorContext
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.store.base import LeaseLostError, StoredTask
-from a2a_grpc.types import is_terminal
+from a2a_grpc.types import is_terminal, pb
 
 __all__ = ["Cluster", "ClusterConfig", "LeasedExecutions", "default_replica_id"]
+
+_ACTIVE = (pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)
 
 log = logging.getLogger("a2a_grpc.cluster")
 
@@ -148,6 +151,12 @@ class LeasedExecutions(Executions):
 
         await super().start(ex, leased_prepare, stream=stream)
 
+    async def start_leased(self, ex: Execution, prepare: Callable[[], Awaitable[ExecutorContext]]) -> None:
+        """Starts ``ex``, whose lease (``ex.fence``) is already held: a resumed
+        execution (:mod:`a2a_grpc.cluster.resume`). Raises as
+        :meth:`Executions.start` (busy, closing)."""
+        await super().start(ex, prepare, stream=False)
+
     def cancel_here(self, task_id: str) -> None:
         """Another replica asked for ``task_id`` to be canceled: interrupts its
         execution here, if any (the agent gets CancelledError; the drive loop
@@ -221,6 +230,7 @@ class Cluster:
         handler.bus = handler.writer.bus = bus
         cluster = cls(config, store, handler.writer, Driver(handler.executor, handler.writer).drive)
         handler.executions = cluster.executions
+        cluster.resumable = bool(getattr(handler.executor, "resumable", False))
         return cluster
 
     def __init__(self, config: ClusterConfig, store: ClusterStore, writer: TaskWriter, drive: Drive) -> None:
@@ -230,6 +240,8 @@ class Cluster:
         self.executions = LeasedExecutions(drive, writer, store, config)
         self.relay = _relay(config, store, writer.bus) if isinstance(writer.bus, ClusterBus) else None
         self.reaped = 0
+        #: The agent is run again for a taken-over task (AgentExecutor.resumable).
+        self.resumable = False
         self._loops: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -301,9 +313,32 @@ class Cluster:
             stored = await self.store.get(fence.task_id, lease.owner)
             if stored is not None:
                 why = f"replica {lease.previous_replica} stopped while running the task"
+                if (
+                    self.resumable
+                    and stored.task.status.state in _ACTIVE
+                    and await self._resume(lease, stored)
+                ):
+                    return  # the resumed execution releases the lease when it ends
                 done = await fail_lost_task(self.writer, lease.owner, stored, why, fence=fence)
                 if done is not None:
                     log.warning("task %s: execution lost (%s): marked FAILED", fence.task_id, why)
         except LeaseLostError:
             return  # another reaper took it from this one (it was paused too long)
         await self.store.release_lease(fence)
+
+    async def _resume(self, lease: TakenLease, stored: StoredTask) -> bool:
+        """Runs a resumable agent again for ``stored`` under the taken-over
+        lease; False when it cannot start here (busy, closing)."""
+        from a2a_grpc.cluster.resume import resume
+
+        try:
+            await resume(self.executions, stored, lease.owner, lease.fence, lease.previous_replica)
+        except A2AError as err:
+            log.warning("task %s: cannot resume it here (%s); failing it", stored.task.id, err.message)
+            return False
+        log.warning(
+            "task %s: execution lost (replica %s stopped): running the resumable agent again",
+            stored.task.id,
+            lease.previous_replica,
+        )
+        return True

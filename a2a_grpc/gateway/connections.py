@@ -156,7 +156,7 @@ class GuardedSite(web.BaseSite):
     takes (those given to the runner). Raises OSError when the port cannot be
     bound (one line naming it)."""
 
-    __slots__ = ("_guard", "_handshake_timeout", "_host", "_port", "_tls")
+    __slots__ = ("_guard", "_handshake_timeout", "_host", "_port", "_reuse_port", "_tls")
 
     def __init__(
         self,
@@ -167,8 +167,10 @@ class GuardedSite(web.BaseSite):
         handler_args: dict[str, Any],
         *,
         ssl_context: ssl.SSLContext | None = None,
+        reuse_port: bool = False,
     ) -> None:
         super().__init__(runner)
+        self._reuse_port = reuse_port
         assert runner.server is not None
         self._host, self._port = host, port
         self._guard = _Guard(runner.server, limits, handler_args)
@@ -207,6 +209,7 @@ class GuardedSite(web.BaseSite):
                 self._port,
                 backlog=self._backlog,
                 ssl=self._tls,
+                reuse_port=self._reuse_port or None,
                 # The TLS handshake is bounded like a request head (slowloris).
                 ssl_handshake_timeout=self._handshake_timeout if self._tls else None,
             )

@@ -6,7 +6,9 @@ the database does not answer, SERVING again once it does.
 without a database always answers) and reports each change of the answer to
 ``report(serving)``. A ping slower than ``timeout_seconds`` counts as no
 answer. Changes are logged (WARNING when the store goes away, INFO when it
-is back).
+is back). :class:`HealthGate` combines it with the other parts health
+depends on (in cluster mode the event bus listener): NOT_SERVING while any one
+is down.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["StoreHealth", "ping"]
+__all__ = ["HealthGate", "StoreHealth", "ping"]
 
 log = logging.getLogger("a2a_grpc.health")
 
@@ -89,3 +91,31 @@ class StoreHealth:
         while True:
             await asyncio.sleep(self.interval_seconds)
             await self.check()
+
+
+class HealthGate:
+    """SERVING (``report(True)``) while no part is down; NOT_SERVING
+    (``report(False)``) while any one is."""
+
+    def __init__(self, report: Callable[[bool], Awaitable[None]]) -> None:
+        self.report = report
+        #: The parts down now.
+        self.down: set[str] = set()
+
+    @property
+    def serving(self) -> bool:
+        return not self.down
+
+    def reporter(self, part: str) -> Callable[[bool], Awaitable[None]]:
+        """The ``report(up)`` callback of ``part`` (a name: "store", "bus")."""
+
+        async def report(up: bool) -> None:
+            before = self.serving
+            if up:
+                self.down.discard(part)
+            else:
+                self.down.add(part)
+            if self.serving != before:
+                await self.report(self.serving)
+
+        return report

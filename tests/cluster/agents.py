@@ -60,3 +60,25 @@ class StepsAgent(AgentExecutor):
             log.warning("agent stopped by %s on task %s", type(stop).__name__, ctx.task_id)
             raise
         yield ctx.status(pb.TASK_STATE_COMPLETED)
+
+
+class ResumableStepsAgent(StepsAgent):
+    """StepsAgent that declares itself resumable: run again after its replica
+    died, it continues from the chunks the stored task already has and ends
+    COMPLETED with "resumed after REPLICA"."""
+
+    resumable = True
+
+    async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:
+        if not ctx.metadata.get("resumed"):
+            async for event in super().execute(ctx):
+                yield event
+            return
+        assert ctx.task is not None
+        params = _params(ctx.text())
+        steps, delay = int(params.get("steps", "3")), float(params.get("delay", "0.05"))
+        done = sum(len(a.parts) for a in ctx.task.artifacts if a.artifact_id == "out")
+        for i in range(done, steps):
+            await asyncio.sleep(delay)
+            yield ctx.artifact([f"chunk {i}"], artifact_id="out", append=i > 0, last_chunk=i == steps - 1)
+        yield ctx.status(pb.TASK_STATE_COMPLETED, f"resumed after {ctx.metadata['previous_replica']}")

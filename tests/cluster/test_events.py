@@ -130,7 +130,8 @@ async def test_listener_cut_catches_up(replicas: list[Replica], database: str) -
         admin = await asyncpg.connect(database)
         try:
             cut = await admin.fetchval(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = $1 AND datname = current_database()",
                 "a2a-relay-r2",
             )
         finally:
