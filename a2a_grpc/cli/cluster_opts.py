@@ -8,39 +8,17 @@ without ``--cluster``) instead; it reads the command's ``store_url``.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from a2a_grpc.cli.optgroup import option_group
 
 if TYPE_CHECKING:
     from a2a_grpc.cluster.leases import ClusterConfig
 
 __all__ = ["cluster_options"]
-
-
-def cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Adds the cluster options; ``fn`` receives ``cluster_config``."""
-
-    @functools.wraps(fn)
-    def wrapper(
-        *args: Any,
-        cluster: bool,
-        replica_id: str | None,
-        lease_ttl: float,
-        event_retention: float,
-        bus: str,
-        **kwargs: Any,
-    ) -> Any:
-        times = (lease_ttl, event_retention)
-        kwargs["cluster_config"] = _cluster_config(cluster, kwargs.get("store_url"), replica_id, times, bus)
-        return fn(*args, **kwargs)
-
-    decorated: Callable[..., Any] = wrapper
-    for option in reversed(_OPTIONS):
-        decorated = option(decorated)
-    return decorated
 
 
 _OPTIONS = [
@@ -87,6 +65,20 @@ _OPTIONS = [
         "(LISTEN/NOTIFY on the store) or redis://HOST:PORT (Redis Streams; needs the redis package).",
     ),
 ]
+
+
+def _gather(values: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    times = (values["lease_ttl"], values["event_retention"])
+    config = _cluster_config(
+        values["cluster"], other.get("store_url"), values["replica_id"], times, values["bus"]
+    )
+    return {"cluster_config": config}
+
+
+#: Adds the cluster options; the command receives ``cluster_config``.
+cluster_options = option_group(
+    ("cluster", "replica_id", "lease_ttl", "event_retention", "bus"), _gather, _OPTIONS
+)
 
 
 def _cluster_config(

@@ -8,40 +8,17 @@ and ``--max-task-bytes`` to a command and hands it ``connections`` (a
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from a2a_grpc.cli.optgroup import option_group
 
 if TYPE_CHECKING:
     from a2a_grpc.connlimits import ConnectionLimits
 
 __all__ = ["connection_options"]
-
-
-def connection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Adds the connection options; ``fn`` receives ``connections`` and ``max_task_bytes``."""
-
-    @functools.wraps(fn)
-    def wrapper(
-        *args: Any,
-        max_connections: int,
-        header_timeout: float,
-        idle_timeout: float,
-        max_connection_age: float,
-        max_concurrent_streams: int,
-        **kwargs: Any,
-    ) -> Any:
-        kwargs["connections"] = _connection_limits(
-            max_connections, header_timeout, idle_timeout, max_connection_age, max_concurrent_streams
-        )
-        return fn(*args, **kwargs)
-
-    decorated: Callable[..., Any] = wrapper
-    for option in reversed(_OPTIONS):
-        decorated = option(decorated)
-    return decorated
 
 
 _OPTIONS = [
@@ -100,6 +77,18 @@ _OPTIONS = [
         help="Largest task (serialized) an agent may grow with artifacts; beyond it the task fails (0 = no limit).",
     ),
 ]
+
+
+_NAMES = ("max_connections", "header_timeout", "idle_timeout", "max_connection_age", "max_concurrent_streams")
+
+
+def _gather(values: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    return {"connections": _connection_limits(*(values[name] for name in _NAMES))}
+
+
+#: Adds the connection options; the command receives ``connections`` (and
+#: ``max_task_bytes`` as it is).
+connection_options = option_group(_NAMES, _gather, _OPTIONS)
 
 
 def _connection_limits(

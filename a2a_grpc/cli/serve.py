@@ -8,10 +8,9 @@ shown in ``--help``). Defaults bind 127.0.0.1 only: gRPC on 50051, HTTP on
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from a2a_grpc.card import BINDINGS
 from a2a_grpc.cli.cluster_opts import cluster_options
 from a2a_grpc.cli.conn_opts import connection_options
 from a2a_grpc.cli.ops import operations_options, server_settings
+from a2a_grpc.cli.optgroup import option_group
 from a2a_grpc.cli.tls_opts import serve_tls_options
 from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
@@ -42,24 +42,14 @@ def _default_store() -> str:
     return default_store_url()
 
 
-def _gather_push_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Hands ``fn`` the ``--push-*`` options as one ``push_settings``
-    (allow, timeout, attempts, backoff), None without ``--push``."""
+def _push_settings(values: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``--push-*`` options as one ``push_settings`` (allow, timeout,
+    attempts, backoff), None without ``--push``."""
+    settings = tuple(values[name] for name in _PUSH[1:])
+    return {"push_settings": settings if values["push"] else None}
 
-    @functools.wraps(fn)
-    def wrapper(
-        *args: Any,
-        push: bool,
-        push_allow: tuple[str, ...],
-        push_timeout: float,
-        push_max_attempts: int,
-        push_max_backoff: float,
-        **kwargs: Any,
-    ) -> Any:
-        settings = (push_allow, push_timeout, push_max_attempts, push_max_backoff)
-        return fn(*args, push_settings=settings if push else None, **kwargs)
 
-    return wrapper
+_PUSH = ("push", "push_allow", "push_timeout", "push_max_attempts", "push_max_backoff")
 
 
 @click.command()
@@ -267,7 +257,7 @@ def _gather_push_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     "supervisor that restarts a dead one (needs --store postgresql://...).",
 )
 @connection_options
-@_gather_push_options
+@option_group(_PUSH, _push_settings)
 def serve(
     agent: str,
     host: str,
