@@ -559,16 +559,14 @@ def _tracing(config: ServerConfig, agent: str) -> Any:
     return Tracing(provider, agent=agent, owned=owned)
 
 
-async def _listen(
-    app: Any, host: str, port: int, shutdown_timeout: float, ssl_context: Any = None
-) -> tuple[Any, int]:
-    """Serves the aiohttp ``app`` on ``host:port`` (TLS with ``ssl_context``):
-    its runner and the bound port."""
+async def _listen(app: Any, host: str, port: int, shutdown_timeout: float) -> tuple[Any, int]:
+    """Serves the aiohttp ``app`` on ``host:port`` (the separate metrics
+    port): its runner and the bound port."""
     from aiohttp import web
 
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=shutdown_timeout)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
+    site = web.TCPSite(runner, host, port)
     await site.start()
     sockets = getattr(site._server, "sockets", None) or []
     return runner, sockets[0].getsockname()[1] if sockets else port
