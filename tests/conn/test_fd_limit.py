@@ -16,15 +16,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from a2a_grpc.types import SERVICE_NAME
+from tests.ports import free_port
 
 FLOOD = 1_100
 LIMIT = 1_024
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _limit_files() -> None:
@@ -68,7 +63,7 @@ async def test_flood_of_idle_connections_leaves_health_checks_answering() -> Non
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < 3 * FLOOD:
         pytest.skip(f"the test itself needs {3 * FLOOD} descriptors (limit {soft})")
-    grpc_port, http_port = _free_port(), _free_port()
+    grpc_port, http_port = free_port(), free_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "a2a_grpc.cli", "serve", "--agent", "echo", "--store", "memory",
         "--grpc-port", str(grpc_port), "--http-port", str(http_port), "--header-timeout", "30",

@@ -8,7 +8,6 @@ import asyncio
 import json
 import logging
 import os
-import socket
 import sys
 from pathlib import Path
 
@@ -18,14 +17,9 @@ from a2a_grpc.gateway.connections import CLIENT_ERRORS_PER_MINUTE
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
 from tests.core.agents import ScriptedAgent
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def _send_raw(port: int, data: bytes) -> bytes:
@@ -70,7 +64,7 @@ async def test_server_fault_traceback_is_not_chained_to_the_uvloop_import(uvloop
             "raise ModuleNotFoundError(\"No module named 'uvloop'\")\n"
         )
         env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT)])
-    grpc_port, http_port = _free_port(), _free_port()
+    grpc_port, http_port = free_port(), free_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "a2a_grpc.cli", "serve", "--agent", "tests.conn.agents:BoomAgent",
         "--store", "memory", "--grpc-port", str(grpc_port), "--http-port", str(http_port),

@@ -7,7 +7,6 @@ import asyncio
 import json
 import shutil
 import signal
-import socket
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from a2a_grpc.types import SERVICE_NAME
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 HAVE_BUF = shutil.which("npx") is not None and (ROOT / "node_modules" / "@bufbuild" / "buf").is_dir()
@@ -72,15 +72,9 @@ async def test_buf_curl_reflect(server) -> None:
     assert error["details"][0]["type"] == "google.rpc.ErrorInfo"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 async def test_serve_stops_gracefully_on_signal(sig: signal.Signals) -> None:
-    port = _free_port()
+    port = free_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

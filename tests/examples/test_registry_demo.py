@@ -6,20 +6,15 @@ stopped code-review agent turns unhealthy and is skipped."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_readme_runs_the_demo() -> None:
@@ -31,7 +26,7 @@ def test_readme_runs_the_demo() -> None:
 @pytest.mark.slow
 def test_demo_script() -> None:
     names = ("REGISTRY_GRPC", "REGISTRY_HTTP", "REVIEW", "EXPLAIN", "ORCHESTRATOR")
-    env = {**os.environ, **{f"PORT_{n}": str(_free_port()) for n in names}}
+    env = {**os.environ, **{f"PORT_{n}": str(free_port()) for n in names}}
     env["A2A_GRPC"] = str(Path(sys.executable).parent / "a2a-grpc")
     env["COLUMNS"] = "200"
     done = subprocess.run(

@@ -7,22 +7,16 @@ from __future__ import annotations
 import asyncio
 import re
 import signal
-import socket
 import sys
 from pathlib import Path
 
 from a2a_grpc import A2AClient
 from a2a_grpc.types import pb
+from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 EXAMPLE = (REPO / "examples" / "serve_from_python.py").read_text(encoding="utf-8")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_readme_shows_the_example() -> None:
@@ -69,7 +63,7 @@ async def _stop(proc: asyncio.subprocess.Process) -> int:
 
 
 async def test_the_example_serves_and_keeps_its_tasks(tmp_path: Path) -> None:
-    grpc_port, http_port = _free_port(), _free_port()
+    grpc_port, http_port = free_port(), free_port()
     proc, printed = await _start(tmp_path, grpc_port, http_port)
     try:
         assert printed.splitlines() == [

@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from a2a_grpc.client import A2AClient
 from a2a_grpc.types import SERVICE_NAME
+from tests.ports import free_port
 from tests.telemetry.test_metrics import BINDINGS, scrape
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,12 +45,6 @@ class Collector(trace_service_pb2_grpc.TraceServiceServicer):
         return trace_service_pb2.ExportTraceServiceResponse()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _attributes(span: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for a in span.attributes:
@@ -65,7 +59,7 @@ async def test_serve_exports_traces_logs_json_and_serves_metrics() -> None:
     trace_service_pb2_grpc.add_TraceServiceServicer_to_server(collector, receiver)
     otlp_port = receiver.add_insecure_port("127.0.0.1:0")
     await receiver.start()
-    grpc_port, http_port = _free_port(), _free_port()
+    grpc_port, http_port = free_port(), free_port()
     env = {
         **os.environ,
         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{otlp_port}",
