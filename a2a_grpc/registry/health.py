@@ -17,10 +17,10 @@ The outcome goes to :meth:`AgentRegistry.record_check`: unhealthy after
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 
+from a2a_grpc.background import Background
 from a2a_grpc.errors import A2AError
 from a2a_grpc.push.ssrf import UnsafeURLError
 from a2a_grpc.registry.registry import AgentRegistry
@@ -54,20 +54,15 @@ class HealthChecker:
         self.interval = interval
         self.jitter = jitter
         self.timeout = timeout
-        self._task: asyncio.Task[None] | None = None
+        self._background = Background(self._run, "registry-health")
 
     def start(self) -> None:
         """Starts the periodic checks."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="registry-health")
+        self._background.start()
 
     async def stop(self) -> None:
         """Stops the checks and waits for them."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._background.stop()
 
     async def _run(self) -> None:
         while True:

@@ -14,10 +14,11 @@ is down.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from a2a_grpc.background import Background
 
 __all__ = ["HealthGate", "StoreHealth", "ping"]
 
@@ -53,20 +54,15 @@ class StoreHealth:
         self.interval_seconds = interval_seconds
         self.timeout_seconds = timeout_seconds
         self.serving = True
-        self._task: asyncio.Task[None] | None = None
+        self._background = Background(self._run, "a2a-store-health")
 
     def start(self) -> None:
         """Starts watching (idempotent); the store is taken as answering."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="a2a-store-health")
+        self._background.start()
 
     async def stop(self) -> None:
         """Stops watching."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._background.stop()
 
     async def check(self) -> bool:
         """Pings once; reports and logs a change. Whether the store answered."""

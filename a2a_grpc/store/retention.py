@@ -21,6 +21,8 @@ import re
 import time
 from typing import Protocol, runtime_checkable
 
+from a2a_grpc.background import Background
+
 __all__ = ["RetentionWorker", "TaskRetention", "parse_duration", "purge"]
 
 log = logging.getLogger("a2a_grpc.retention")
@@ -81,19 +83,15 @@ class RetentionWorker:
         self.keep_seconds = keep_seconds
         self.interval_seconds = interval_seconds or min(3600.0, max(1.0, keep_seconds / 10))
         self.purged = 0
-        self._task: asyncio.Task[None] | None = None
+        self._background = Background(self._run, "a2a-retention")
 
     async def start(self) -> None:
         """Starts the background loop (idempotent)."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="a2a-retention")
+        self._background.start()
 
     async def stop(self) -> None:
         """Stops the loop (a round in progress is cancelled: its batch rolls back)."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await self._background.stop()
 
     async def _run(self) -> None:
         while True:

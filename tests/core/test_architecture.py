@@ -34,6 +34,7 @@ CORE = (
     "a2a_grpc.executor",
     "a2a_grpc.card",
     "a2a_grpc.interceptors",
+    "a2a_grpc.background",
     "a2a_grpc.handler",
     "a2a_grpc.pushconfigs",
     "a2a_grpc.store",
