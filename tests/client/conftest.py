@@ -4,7 +4,6 @@ on ephemeral 127.0.0.1 ports, serving gRPC, JSON-RPC and HTTP+JSON."""
 from __future__ import annotations
 
 import contextlib
-import socket
 from collections.abc import AsyncIterator
 
 import pytest
@@ -17,13 +16,6 @@ from a2a_grpc.types import pb
 from tests.client.agents import ScriptAgent
 
 BINDING_NAMES = ("grpc", "jsonrpc", "rest")
-
-
-def dead_port() -> int:
-    """A 127.0.0.1 port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def base_url(server: A2AServer) -> str:

@@ -17,7 +17,8 @@ from a2a_grpc.cli.client_cmds import Renderer
 from a2a_grpc.executor import data_part
 from a2a_grpc.server import A2AServer
 from a2a_grpc.types import pb
-from tests.client.conftest import BINDING_NAMES, base_url, dead_port
+from tests.client.conftest import BINDING_NAMES, base_url
+from tests.ports import free_port
 
 
 async def cli(*args: str) -> Result:
@@ -128,7 +129,7 @@ async def test_field_violations_are_listed(server: A2AServer) -> None:
 
 
 async def test_unreachable_agent() -> None:
-    result = await cli("card", f"http://127.0.0.1:{dead_port()}")
+    result = await cli("card", f"http://127.0.0.1:{free_port()}")
     assert result.exit_code == 1 and result.stderr.startswith("error: UNAVAILABLE:")
 
 
@@ -159,7 +160,7 @@ async def test_task_list_cancel_subscribe(server: A2AServer) -> None:
 async def test_push_commands(push_server: A2AServer) -> None:
     url = base_url(push_server)
     task_id = json.loads((await cli("send", url, "ask", "--json")).stdout)["task"]["id"]
-    hook = f"http://127.0.0.1:{dead_port()}/hook"
+    hook = f"http://127.0.0.1:{free_port()}/hook"
     made = await cli(
         "push", "set", url, task_id, hook, "--notification-token", "t0k", "--auth-scheme", "Bearer",
         "--auth-credentials", "s3cret", "--json",
@@ -254,7 +255,7 @@ async def test_json_is_raw_utf8_with_whole_numbers(server: A2AServer) -> None:
 async def test_push_tables_name_the_task_once(push_server: A2AServer) -> None:
     url = base_url(push_server)
     task_id = json.loads((await cli("send", url, "ask", "--json")).stdout)["task"]["id"]
-    hook = f"http://127.0.0.1:{dead_port()}/hook"
+    hook = f"http://127.0.0.1:{free_port()}/hook"
     made = await cli("push", "set", url, task_id, hook, "--notification-token", "t0k")
     assert made.exit_code == 0, made.output
     assert f"push config created for task {task_id}" in made.stdout

@@ -15,7 +15,8 @@ from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.client.agents import FINDINGS, ScriptAgent
-from tests.client.conftest import BINDING_NAMES, base_url, dead_port
+from tests.client.conftest import BINDING_NAMES, base_url
+from tests.ports import free_port
 
 
 async def test_send_message_returns_the_completed_task(client: A2AClient) -> None:
@@ -163,7 +164,7 @@ async def test_push_config_crud(push_server: A2AServer, binding: str) -> None:
     async with await A2AClient.connect(base_url(push_server), bindings=[binding]) as client:
         assert client.card is not None and client.card.capabilities.push_notifications
         task = (await client.send_message("ask")).task
-        hook = f"http://127.0.0.1:{dead_port()}/hook"
+        hook = f"http://127.0.0.1:{free_port()}/hook"
         created = await client.create_task_push_notification_config(
             pb.TaskPushNotificationConfig(
                 task_id=task.id,
@@ -192,7 +193,7 @@ async def test_push_config_crud(push_server: A2AServer, binding: str) -> None:
 
 
 async def test_fallback_when_the_first_interface_is_unreachable() -> None:
-    cfg = ServerConfig(grpc_port=0, http_port=0, public_grpc=f"127.0.0.1:{dead_port()}")
+    cfg = ServerConfig(grpc_port=0, http_port=0, public_grpc=f"127.0.0.1:{free_port()}")
     async with A2AServer(ScriptAgent(), InMemoryTaskStore(), cfg) as srv:
         assert srv.card.supported_interfaces[0].protocol_binding == "GRPC"
         async with await A2AClient.connect(base_url(srv), connect_timeout=0.5) as client:
@@ -235,13 +236,13 @@ async def test_for_interface_skips_the_card(server: A2AServer, binding: str) -> 
 
 async def test_unreachable_and_missing_cards() -> None:
     with pytest.raises(A2AError) as info:
-        await A2AClient.connect(f"http://127.0.0.1:{dead_port()}")
+        await A2AClient.connect(f"http://127.0.0.1:{free_port()}")
     assert info.value.code is ErrorCode.UNAVAILABLE
-    async with A2AClient.for_interface(f"127.0.0.1:{dead_port()}", "grpc", timeout=2) as client:
+    async with A2AClient.for_interface(f"127.0.0.1:{free_port()}", "grpc", timeout=2) as client:
         with pytest.raises(A2AError) as info:
             await client.get_task("x")
         assert info.value.code is ErrorCode.UNAVAILABLE
-    async with A2AClient.for_interface(f"http://127.0.0.1:{dead_port()}", "rest") as client:
+    async with A2AClient.for_interface(f"http://127.0.0.1:{free_port()}", "rest") as client:
         with pytest.raises(A2AError) as info:
             await client.get_task("x")
         assert info.value.code is ErrorCode.UNAVAILABLE

@@ -5,7 +5,6 @@ allowed; refreshes cost a 304 when the card is unchanged; health changes
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,13 +20,8 @@ from a2a_grpc.registry.types import rpb
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
 from a2a_grpc.types import pb
+from tests.ports import free_port
 from tests.registry.conftest import Done, card, skill, url_of
-
-
-def _dead_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class CardSite:
@@ -127,7 +121,7 @@ async def test_invalid_cards_are_refused(registry: RegistryServer, site: CardSit
                 assert err.code.reason == reason and text in err.message, (body, err)
             site.body = _card_json(site)
             assert (await client.register(site.url)).card.name == "Site"
-            err = await _refused(client, f"http://127.0.0.1:{_dead_port()}")
+            err = await _refused(client, f"http://127.0.0.1:{free_port()}")
             assert err.code.reason == "UNAVAILABLE"
             for bad in ("", "ftp://example.com", "http://user:pw@example.com"):
                 assert (await _refused(client, bad)).code.reason == "INVALID_PARAMS", bad
@@ -181,9 +175,7 @@ async def test_grpc_health_counts(registry: RegistryServer, site: CardSite):
     c = card("Half", skill("h", "t"))
     c.supported_interfaces.extend(
         site.interfaces(
-            pb.AgentInterface(
-                url=f"127.0.0.1:{_dead_port()}", protocol_binding="GRPC", protocol_version="1.0"
-            )
+            pb.AgentInterface(url=f"127.0.0.1:{free_port()}", protocol_binding="GRPC", protocol_version="1.0")
         )
     )
     site.card = c
