@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SERVER_CPU", "ServerProc", "ServerSpec", "pin_self", "start_server"]
+__all__ = ["ALL_CPUS", "SERVER_CPU", "ServerProc", "ServerSpec", "pin_self", "start_server"]
 
 SERVER_CPU = 0
 LOADGEN_CPU = 1
@@ -30,11 +30,11 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 # The CPUs this process may use, read once at import: before pin_self() narrows them.
-_ALL_CPUS = frozenset(os.sched_getaffinity(0))
+ALL_CPUS = frozenset(os.sched_getaffinity(0))
 
 
 def _cpus() -> frozenset[int]:
-    return _ALL_CPUS
+    return ALL_CPUS
 
 
 def pin_self(cpu: int = LOADGEN_CPU) -> bool:
@@ -53,7 +53,9 @@ def pin_self(cpu: int = LOADGEN_CPU) -> bool:
 class ServerSpec:
     """A server to benchmark: a display ``name``, the python ``-m`` module and its
     arguments, the ``bindings`` it serves and the ``family`` its ratios use
-    ("ours", "sdk", "ceiling")."""
+    ("ours", "sdk", "ceiling"). ``store`` is "memory", "sqlite" or "postgres" (an
+    argument ``{pg}`` becomes the URL of a fresh database); ``slow`` marks a server
+    whose cells use fewer windows (``--slow-windows``)."""
 
     name: str
     family: str
@@ -62,6 +64,7 @@ class ServerSpec:
     bindings: tuple[str, ...] = ("grpc", "jsonrpc", "rest")
     store: str = ""
     env: tuple[tuple[str, str], ...] = ()
+    slow: bool = False
 
 
 @dataclass(slots=True)
@@ -113,12 +116,24 @@ class ServerProc:
 _READY = re.compile(r"READY(?: grpc=(\d+))?(?: http=(\d+))?")
 
 
-def start_server(spec: ServerSpec, *, timeout: float = 60.0, pin: bool = True) -> ServerProc:
-    """Starts ``python -m spec.module spec.args`` pinned to ``SERVER_CPU`` and waits
-    for its READY line. ``{workdir}`` in the arguments becomes a fresh temp dir (for
-    SQLite files). Raises RuntimeError with the log tail if it does not come up."""
+def start_server(
+    spec: ServerSpec,
+    *,
+    timeout: float = 60.0,
+    pin: bool = True,
+    subst: dict[str, str] | None = None,
+    extra_args: tuple[str, ...] = (),
+) -> ServerProc:
+    """Starts ``python -m spec.module spec.args extra_args`` pinned to ``SERVER_CPU``
+    and waits for its READY line. ``{workdir}`` in the arguments becomes a fresh temp
+    dir (for SQLite files), and each key of ``subst`` its value (``{pg}``: a database
+    URL). Raises RuntimeError with the log tail if it does not come up."""
     workdir = Path(tempfile.mkdtemp(prefix=f"bench-{spec.name.replace(' ', '_')}-"))
-    args = [a.replace("{workdir}", str(workdir)) for a in spec.args]
+    args = []
+    for a in (*spec.args, *extra_args):
+        for key, value in {"{workdir}": str(workdir), **(subst or {})}.items():
+            a = a.replace(key, value)
+        args.append(a)
     log_path = workdir / "server.log"
     log = log_path.open("wb")
     cpus = _cpus()

@@ -1,0 +1,74 @@
+"""PostgreSQL for the benchmark: a fresh database per server, dropped afterwards.
+
+The PostgreSQL server is ``$A2A_GRPC_BENCH_POSTGRES_URL`` (else
+``$A2A_GRPC_TEST_POSTGRES_URL``, else ``postgresql://postgres@127.0.0.1:5432/postgres``):
+a URL of any database the user may connect to and ``CREATE DATABASE`` from. Each
+server benchmarked on PostgreSQL gets its own ``a2a_bench_<hex>`` database, so runs
+(and servers within a run) never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+__all__ = ["PostgresUnavailable", "admin_url", "check", "create_database", "drop_database"]
+
+
+class PostgresUnavailable(RuntimeError):
+    """PostgreSQL cannot be reached (or lets us create no database): one line why."""
+
+
+def admin_url() -> str:
+    """The URL the benchmark connects to to create and drop its databases."""
+    return os.environ.get("A2A_GRPC_BENCH_POSTGRES_URL") or os.environ.get(
+        "A2A_GRPC_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+    )
+
+
+def _with_db(url: str, name: str) -> str:
+    base, _, tail = url.partition("?")
+    return base.rsplit("/", 1)[0] + "/" + name + (f"?{tail}" if tail else "")
+
+
+async def _connect(url: str):  # type: ignore[no-untyped-def]
+    try:
+        import asyncpg
+    except ImportError as exc:
+        raise PostgresUnavailable(f"asyncpg is not installed ({exc}): run `make install`") from None
+    try:
+        return await asyncpg.connect(url, timeout=5)
+    except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
+        raise PostgresUnavailable(
+            f"PostgreSQL is not reachable at {url} ({type(exc).__name__}: {exc}); start it,"
+            " point A2A_GRPC_BENCH_POSTGRES_URL at it, or run with --no-postgres"
+        ) from None
+
+
+async def check() -> None:
+    """Raises :class:`PostgresUnavailable` unless the admin URL accepts a connection."""
+    conn = await _connect(admin_url())
+    await conn.close()
+
+
+async def create_database() -> str:
+    """Creates a fresh empty database and returns its ``postgresql://`` URL."""
+    name = f"a2a_bench_{uuid.uuid4().hex[:12]}"
+    conn = await _connect(admin_url())
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return _with_db(admin_url(), name)
+
+
+async def drop_database(url: str) -> None:
+    """Drops the database of ``url`` (made by :func:`create_database`), closing its sessions."""
+    name = url.partition("?")[0].rsplit("/", 1)[1]
+    if not name.startswith("a2a_bench_"):
+        raise ValueError(f"refusing to drop {name!r}: not a benchmark database")
+    conn = await _connect(admin_url())
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
