@@ -7,6 +7,7 @@ import statistics
 import time
 
 from bench.loadgen import TASKS_CREATED, Client, prepare_task_ids, run_load
+from bench.pg import backend_cpu
 from bench.procs import ServerProc
 from bench.report import Cell
 
@@ -28,12 +29,16 @@ async def measure_cell(
 ) -> Cell:
     """Runs one cell through ``client`` against ``servers`` (one, or the replicas the
     client spreads its calls over) and returns its medians; server CPU and RSS are
-    summed over ``servers``, named after the first one's spec."""
+    summed over ``servers``, named after the first one's spec; the CPU of the
+    PostgreSQL backends serving their database is counted apart (``db_cpu_us_per_req``)."""
     task_ids = await prepare_task_ids(client, 64) if method == "GetTask" else None
 
-    def sample() -> tuple[float, float, float]:
+    databases = sorted({s.database for s in servers if s.database})
+
+    def sample() -> tuple[float, float, float, dict[int, float]]:
         t = os.times()
-        return (time.perf_counter(), sum(s.cpu_seconds() for s in servers), t.user + t.system)
+        db = {pid: cpu for name in databases for pid, cpu in backend_cpu(name).items()}
+        return (time.perf_counter(), sum(s.cpu_seconds() for s in servers), t.user + t.system, db)
 
     ws = await run_load(
         client,
@@ -46,12 +51,14 @@ async def measure_cell(
         task_ids=task_ids,
         on_window=sample,
     )
-    cpu_pct, cpu_us, gen_pct = [], [], []
+    cpu_pct, cpu_us, gen_pct, db_us = [], [], [], []
     for w in ws:
-        (t0, c0, g0), (t1, c1, g1) = w.extra
+        (t0, c0, g0, d0), (t1, c1, g1, d1) = w.extra
         cpu_pct.append(100 * (c1 - c0) / (t1 - t0))
         gen_pct.append(100 * (g1 - g0) / (t1 - t0))
         cpu_us.append(1e6 * (c1 - c0) / w.ok if w.ok else float("nan"))
+        db = sum(cpu - d0.get(pid, 0.0) for pid, cpu in d1.items())  # a backend gone meanwhile is lost
+        db_us.append(1e6 * db / w.ok if w.ok and databases else float("nan"))
     errors: dict[str, int] = {}
     for w in ws:
         for k, v in w.errors.items():
@@ -78,7 +85,13 @@ async def measure_cell(
         errors=sum(errors.values()),
         windows=len(ws),
         error_samples=[f"{v}× {k}" for k, v in sorted(errors.items(), key=lambda kv: -kv[1])[:3]],
+        db_cpu_us_per_req=med(db_us),
     )
+
+
+def _db(cell: Cell) -> str:
+    x = cell.db_cpu_us_per_req
+    return "" if x != x else f" (+ PostgreSQL {x:,.0f})"
 
 
 def cell_line(cell: Cell) -> str:
@@ -86,7 +99,7 @@ def cell_line(cell: Cell) -> str:
     line = (
         f"   {cell.server:15} {cell.binding:8} {cell.method:21} c={cell.concurrency:<3} {cell.rps:9,.0f} req/s"
         f"  p50 {cell.p50_ms:7.2f} ms  p99 {cell.p99_ms:7.2f} ms  cpu {cell.cpu_pct:4.0f}%"
-        f"  {cell.cpu_us_per_req:7,.0f} µs/req  rss {cell.rss_mb:6.1f} MiB  gen {cell.gen_cpu_pct:4.0f}%"
+        f"  {cell.cpu_us_per_req:7,.0f} µs/req{_db(cell)}  rss {cell.rss_mb:6.1f} MiB  gen {cell.gen_cpu_pct:4.0f}%"
         f"  errors {cell.errors}"
     )
     if cell.errors:

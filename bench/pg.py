@@ -11,8 +11,18 @@ from __future__ import annotations
 
 import os
 import uuid
+from pathlib import Path
 
-__all__ = ["PostgresUnavailable", "admin_url", "check", "create_database", "drop_database"]
+from bench.procs import cpu_seconds
+
+__all__ = [
+    "PostgresUnavailable",
+    "admin_url",
+    "backend_cpu",
+    "check",
+    "create_database",
+    "drop_database",
+]
 
 
 class PostgresUnavailable(RuntimeError):
@@ -72,3 +82,23 @@ async def drop_database(url: str) -> None:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         await conn.close()
+
+
+def backend_cpu(database: str) -> dict[int, float]:
+    """CPU seconds so far of each PostgreSQL backend connected to ``database``, by
+    pid: the processes whose title (``postgres: USER DB HOST(PORT) STATE``) names it.
+    The server's shared processes (WAL writer, checkpointer) are not counted."""
+    if not database:
+        return {}
+    needle = f" {database} ".encode()
+    out: dict[int, float] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            title = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ")
+            if title.startswith(b"postgres:") and needle in title:
+                out[int(entry.name)] = cpu_seconds(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return out

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ALL_CPUS", "SERVER_CPU", "ServerProc", "ServerSpec", "pin_self", "start_server"]
+__all__ = ["ALL_CPUS", "SERVER_CPU", "ServerProc", "ServerSpec", "cpu_seconds", "pin_self", "start_server"]
 
 SERVER_CPU = 0
 LOADGEN_CPU = 1
@@ -47,6 +47,13 @@ def pin_self(cpu: int = LOADGEN_CPU) -> bool:
         with contextlib.suppress(ProcessLookupError):
             os.sched_setaffinity(int(tid), {cpu})
     return True
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of process ``pid`` so far, in seconds (/proc/<pid>/stat)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +85,8 @@ class ServerProc:
     log_path: Path
     workdir: Path
     lines: list[str] = field(default_factory=list)
+    #: The PostgreSQL database it serves from ("" for none): whose backends' CPU to count.
+    database: str = ""
 
     @property
     def pid(self) -> int:
@@ -85,9 +94,7 @@ class ServerProc:
 
     def cpu_seconds(self) -> float:
         """utime + stime of the server process so far, in seconds (/proc/<pid>/stat)."""
-        stat = Path(f"/proc/{self.pid}/stat").read_text()
-        fields = stat[stat.rindex(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+        return cpu_seconds(self.pid)
 
     def rss_mb(self) -> float:
         """Resident set size now, in MiB (VmRSS of /proc/<pid>/status)."""
@@ -179,4 +186,5 @@ def start_server(
             raise RuntimeError(f"{spec.name} did not start (exit {proc.poll()}):\n{tail}")
         time.sleep(0.02)
     grpc_port, http_port = ready[0]
-    return ServerProc(spec, proc, grpc_port, http_port, log_path, workdir, lines)
+    database = (subst or {}).get("{pg}", "").partition("?")[0].rsplit("/", 1)[-1]
+    return ServerProc(spec, proc, grpc_port, http_port, log_path, workdir, lines, database)

@@ -21,7 +21,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _cell(server: str, binding: str, method: str, cpu_us: float, rps: float = 1000.0) -> dict[str, Any]:
     family, _, store = server.partition("-")
+    db_cpu = {"ours-postgres": 100, "sdk-postgres": 1000}.get(server)  # PostgreSQL's backends
     return {
+        **({"db_cpu_us_per_req": db_cpu} if db_cpu else {}),
         "server": server,
         "family": "ceiling" if family == "bare" else family,
         "store": store,
@@ -44,7 +46,8 @@ def _cell(server: str, binding: str, method: str, cpu_us: float, rps: float = 10
     }
 
 
-# ours: memory 200 µs, SQLite 250 (1.25×: holds ≤ 1.3), PostgreSQL 400 (2.00×: misses ≤ 1.6).
+# ours: memory 200 µs, SQLite 250 (1.25×: holds ≤ 1.3), PostgreSQL 400 (2.00×: misses ≤ 1.6;
+# 2.50× with its backends' 100 µs). SDK: PostgreSQL 3000 over memory 1000 (4.00× with the backends' 1000).
 # SDK / ours: SQLite 3000/250 = 12×, PostgreSQL 3000/400 = 7.5× (the worst), REST memory 2400/200 = 12×.
 # gRPC unary: bare 150 / ours 200 = 0.75 on SendMessage, 100/160 = 0.625 on GetTask (the worst).
 CELLS = [
@@ -114,7 +117,7 @@ def test_targets_are_read_off_the_figures(tmp_path: Path) -> None:
 
 def test_durable_ratios_and_cluster_section(tmp_path: Path) -> None:
     _, report = _render(tmp_path, CLUSTER)
-    assert "| grpc | SendMessage | 16 | 1.25× | 2.00× | 3.00× | 3.00× |" in report
+    assert "| grpc | SendMessage | 16 | 1.25× | 2.00× | 2.50× | 3.00× | 3.00× | 4.00× |" in report
     assert "| r1 → subscriber on r2 | 600 | 4.50 | 12.25 |" in report
     assert "| ours-cluster-pg | grpc | SendMessage | 16 | 400 |" in report
     assert "not a scaling claim" in report and "128 read, 0 wrong or missing" in report
