@@ -34,10 +34,11 @@ async def cluster_section(args: argparse.Namespace, concurrencies: list[int]) ->
     SendMessage at each of ``concurrencies``) and returns what they measured; a part
     that fails leaves a note, not an exception."""
     result = ClusterResult()
-    print("== cluster: cross-replica event latency", flush=True)
+    db = await pg.create_database()
+    print(f"== cluster: cross-replica event latency (database {pg.name_of(db)})", flush=True)
     try:
-        cross, local = await measure_latency(events=200, tasks=args.cluster_tasks)
-    except (RuntimeError, OSError, pg.PostgresUnavailable) as exc:
+        cross, local = await measure_latency(db, events=200, tasks=args.cluster_tasks)
+    except (RuntimeError, OSError) as exc:
         result.notes.append(f"cross-replica latency not measured: {str(exc).splitlines()[0]}")
     else:
         result.events = len(cross)
@@ -49,8 +50,16 @@ async def cluster_section(args: argparse.Namespace, concurrencies: list[int]) ->
             f"  ({result.events} events each)",
             flush=True,
         )
-    print("== cluster: SendMessage through 2 replicas", flush=True)
+    finally:
+        await pg.drop_database(db)
+    await _throughput(result, args, concurrencies)
+    return result
+
+
+async def _throughput(result: ClusterResult, args: argparse.Namespace, concurrencies: list[int]) -> None:
+    """SendMessage through 2 fresh replicas on a fresh database, one cell per concurrency."""
     db = await pg.create_database()
+    print(f"== cluster: SendMessage through 2 replicas (database {pg.name_of(db)})", flush=True)
     replicas: list[ServerProc] = []
     try:
         for name in ("r1", "r2"):  # one after the other: r1 creates the schema
@@ -67,7 +76,6 @@ async def cluster_section(args: argparse.Namespace, concurrencies: list[int]) ->
         for r in replicas:
             r.stop()
         await pg.drop_database(db)
-    return result
 
 
 async def _throughput_cell(

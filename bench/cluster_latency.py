@@ -164,16 +164,12 @@ async def _pair_latencies(
 
 
 async def measure_latency(
-    events: int = 200, tasks: int = 5, delay: float = 0.005, ttl: float = 3.0
+    store: str, events: int = 200, tasks: int = 5, delay: float = 0.005, ttl: float = 3.0
 ) -> tuple[list[float], list[float]]:
     """(cross-replica, same-replica) event latencies in ms: ``tasks`` tasks of
-    ``events`` events ``delay`` s apart, on a fresh database dropped afterwards."""
-    store = await pg.create_database()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            return await _pair_latencies(store, ttl, Path(tmp), events, tasks, delay)
-    finally:
-        await pg.drop_database(store)
+    ``events`` events ``delay`` s apart, two replicas on the database ``store``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return await _pair_latencies(store, ttl, Path(tmp), events, tasks, delay)
 
 
 def quantile(values: list[float], q: int) -> float:

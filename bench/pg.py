@@ -22,6 +22,7 @@ __all__ = [
     "check",
     "create_database",
     "drop_database",
+    "name_of",
 ]
 
 
@@ -72,9 +73,14 @@ async def create_database() -> str:
     return _with_db(admin_url(), name)
 
 
+def name_of(url: str) -> str:
+    """The database name of a ``postgresql://`` URL."""
+    return url.partition("?")[0].rsplit("/", 1)[-1]
+
+
 async def drop_database(url: str) -> None:
     """Drops the database of ``url`` (made by :func:`create_database`), closing its sessions."""
-    name = url.partition("?")[0].rsplit("/", 1)[1]
+    name = name_of(url)
     if not name.startswith("a2a_bench_"):
         raise ValueError(f"refusing to drop {name!r}: not a benchmark database")
     conn = await _connect(admin_url())

@@ -186,5 +186,5 @@ def start_server(
             raise RuntimeError(f"{spec.name} did not start (exit {proc.poll()}):\n{tail}")
         time.sleep(0.02)
     grpc_port, http_port = ready[0]
-    database = (subst or {}).get("{pg}", "").partition("?")[0].rsplit("/", 1)[-1]
+    database = (subst or {}).get("{pg}", "").partition("?")[0].rsplit("/", 1)[-1]  # pg.name_of
     return ServerProc(spec, proc, grpc_port, http_port, log_path, workdir, lines, database)

@@ -231,8 +231,8 @@ async def _run_server(
     notes: list[str],
 ) -> None:
     """Starts one server (on a fresh database for PostgreSQL), measures its cells, stops it."""
-    print(f"== {spec.name}: starting", flush=True)
     db = await pg.create_database() if spec.store == "postgres" else ""
+    print(f"== {spec.name}: starting" + (f" (database {pg.name_of(db)})" if db else ""), flush=True)
     try:
         try:
             server = await asyncio.to_thread(start_server, spec, pin=not args.no_pin, subst={"{pg}": db})

@@ -6,13 +6,18 @@ that each target lands on a known side of its bound.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from bench import pg
 from bench.run import main
 from tests.ports import free_port
 
@@ -151,3 +156,48 @@ def test_unreachable_postgres_is_one_clear_line() -> None:
     assert proc.stderr.startswith(f"PostgreSQL is not reachable at {url}")
     assert "--no-postgres" in proc.stderr
     assert "== ours-postgres" not in proc.stdout  # nothing was started
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_postgres_cells_and_the_cluster_section_run(tmp_path: Path) -> None:
+    """One SendMessage cell on ours-postgres and the cluster section, briefly, against
+    the real PostgreSQL: no errors, every cross-replica read back, no database left."""
+    try:
+        asyncio.run(pg.check())
+    except pg.PostgresUnavailable as exc:
+        pytest.skip(str(exc))
+    out, js = tmp_path / "r.md", tmp_path / "r.json"
+    argv = ["--servers=ours-postgres,cluster", "--bindings=grpc", "--methods=SendMessage", "--concurrency=4"]
+    argv += ["--warmup=0.2", "--window=0.3", "--windows=2", "--cluster-tasks=1", "--no-pin"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.run", *argv, f"--out={out}", f"--json={js}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    data = json.loads(js.read_text())
+    [cell] = data["cells"]
+    assert (cell["server"], cell["errors"]) == ("ours-postgres", 0)
+    assert cell["requests"] > 0 and cell["db_cpu_us_per_req"] > 0  # its own database's backends were found
+    cluster = data["cluster"]
+    assert cluster["events"] > 0 and 0 < cluster["cross_p50_ms"] <= cluster["cross_p99_ms"]
+    [two] = cluster["cells"]
+    assert two["errors"] == 0 and two["requests"] > 0
+    assert cluster["checked"] > 0 and cluster["check_errors"] == 0
+    used = re.findall(r"\(database (a2a_bench_[0-9a-f]+)\)", proc.stdout)
+    assert len(used) == 3, proc.stdout  # ours-postgres, the latency pair, the throughput pair
+    assert not set(used) & set(asyncio.run(_bench_databases()))  # all dropped
+
+
+async def _bench_databases() -> list[str]:
+    import asyncpg
+
+    conn = await asyncpg.connect(pg.admin_url())
+    try:
+        rows = await conn.fetch("SELECT datname FROM pg_database WHERE datname LIKE 'a2a_bench_%'")
+    finally:
+        await conn.close()
+    return [r["datname"] for r in rows]
