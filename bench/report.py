@@ -301,7 +301,7 @@ def _header(info: dict[str, Any], args: argparse.Namespace, notes: list[str]) ->
     if slow < args.windows:
         out.append(
             f"- the SDK's durable servers (sdk sqlite, sdk pg: ~100 req/s) run {slow} windows per cell instead of"
-            f" {args.windows}, to keep the full run under ~16 min; their windows stay long against their latency"
+            f" {args.windows} (of the same length, long against their latency), to keep the full run under ~16 min"
         )
     out += [
         "- servers: ours = a2a-grpc `A2AServer` with the `echo` agent; sdk = `a2a-sdk` 1.3.0"
@@ -361,7 +361,7 @@ def _cluster_section(cl: ClusterResult) -> list[str]:
         out += [
             "Cross-replica event latency (`bench/cluster_latency.py`: an agent on r1 stamps each artifact chunk"
             " just before it yields it, i.e. before r1 commits it; a SubscribeToTask over gRPC on the other replica"
-            " records its arrival; LISTEN/NOTIFY bus):",
+            " records its arrival; LISTEN/NOTIFY bus; the two replicas are not pinned, as in `bench/results/cluster.md`):",
             "",
             "| path | events | p50 ms | p99 ms |",
             "|---|---:|---:|---:|",
