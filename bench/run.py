@@ -278,7 +278,8 @@ def _estimate(
         concs = len((args.concurrency or "16,64").split(","))
         secs += 2.5 * args.cluster_tasks + 12 + concs * (args.warmup + args.windows * args.window + 1)
     more = " and the cluster section" if with_cluster else ""
-    return f"{cells} cells on {len(plan)} servers{more}: about {secs / 60:.0f} min on a quiet machine"
+    took = f"{secs:.0f} s" if secs < 90 else f"{secs / 60:.0f} min"
+    return f"{cells} cells on {len(plan)} servers{more}: about {took} on a quiet machine"
 
 
 async def run_matrix(
