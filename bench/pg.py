@@ -57,17 +57,24 @@ async def _connect(url: str):  # type: ignore[no-untyped-def]
 
 
 async def check() -> None:
-    """Raises :class:`PostgresUnavailable` unless the admin URL accepts a connection."""
-    conn = await _connect(admin_url())
-    await conn.close()
+    """Raises :class:`PostgresUnavailable` unless the admin URL accepts a connection and
+    lets us create (and drop) a database."""
+    await drop_database(await create_database())
 
 
 async def create_database() -> str:
     """Creates a fresh empty database and returns its ``postgresql://`` URL."""
+    import asyncpg
+
     name = f"a2a_bench_{uuid.uuid4().hex[:12]}"
     conn = await _connect(admin_url())
     try:
         await conn.execute(f'CREATE DATABASE "{name}"')
+    except asyncpg.PostgresError as exc:
+        raise PostgresUnavailable(
+            f"cannot create a database on {admin_url()} ({type(exc).__name__}: {exc});"
+            " point A2A_GRPC_BENCH_POSTGRES_URL at a user who may, or run with --no-postgres"
+        ) from None
     finally:
         await conn.close()
     return _with_db(admin_url(), name)
