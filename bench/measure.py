@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections import Counter
 
-from bench.loadgen import TASKS_CREATED, Client, prepare_task_ids, run_load
+from bench.loadgen import TASKS_CREATED, Client, WindowResult, prepare_task_ids, run_load
 from bench.pg import backend_cpu
 from bench.procs import ServerProc
 from bench.report import Cell
@@ -51,18 +52,8 @@ async def measure_cell(
         task_ids=task_ids,
         on_window=sample,
     )
-    cpu_pct, cpu_us, gen_pct, db_us = [], [], [], []
-    for w in ws:
-        (t0, c0, g0, d0), (t1, c1, g1, d1) = w.extra
-        cpu_pct.append(100 * (c1 - c0) / (t1 - t0))
-        gen_pct.append(100 * (g1 - g0) / (t1 - t0))
-        cpu_us.append(1e6 * (c1 - c0) / w.ok if w.ok else float("nan"))
-        db = sum(cpu - d0.get(pid, 0.0) for pid, cpu in d1.items())  # a backend gone meanwhile is lost
-        db_us.append(1e6 * db / w.ok if w.ok and databases else float("nan"))
-    errors: dict[str, int] = {}
-    for w in ws:
-        for k, v in w.errors.items():
-            errors[k] = errors.get(k, 0) + v
+    cpu_pct, cpu_us, gen_pct, db_us = _per_window(ws, bool(databases))
+    errors: Counter[str] = sum((w.errors for w in ws), Counter())
     med = statistics.median
     spec = servers[0].spec
     return Cell(
@@ -87,6 +78,23 @@ async def measure_cell(
         error_samples=[f"{v}× {k}" for k, v in sorted(errors.items(), key=lambda kv: -kv[1])[:3]],
         db_cpu_us_per_req=med(db_us),
     )
+
+
+def _per_window(
+    ws: list[WindowResult], with_db: bool
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Per window: server CPU %, server CPU µs/request, load generator CPU %, and the
+    PostgreSQL backends' CPU µs/request (NaN without a database)."""
+    cpu_pct, cpu_us, gen_pct, db_us = [], [], [], []
+    nan = float("nan")
+    for w in ws:
+        (t0, c0, g0, d0), (t1, c1, g1, d1) = w.extra
+        cpu_pct.append(100 * (c1 - c0) / (t1 - t0))
+        gen_pct.append(100 * (g1 - g0) / (t1 - t0))
+        cpu_us.append(1e6 * (c1 - c0) / w.ok if w.ok else nan)
+        db = sum(cpu - d0.get(pid, 0.0) for pid, cpu in d1.items())  # a backend gone meanwhile is lost
+        db_us.append(1e6 * db / w.ok if w.ok and with_db else nan)
+    return cpu_pct, cpu_us, gen_pct, db_us
 
 
 def _db(cell: Cell) -> str:

@@ -123,6 +123,15 @@ class ServerProc:
 _READY = re.compile(r"READY(?: grpc=(\d+))?(?: http=(\d+))?")
 
 
+def _expand(args: tuple[str, ...], subst: dict[str, str]) -> list[str]:
+    out = []
+    for a in args:
+        for key, value in subst.items():
+            a = a.replace(key, value)
+        out.append(a)
+    return out
+
+
 def start_server(
     spec: ServerSpec,
     *,
@@ -136,11 +145,7 @@ def start_server(
     dir (for SQLite files), and each key of ``subst`` its value (``{pg}``: a database
     URL). Raises RuntimeError with the log tail if it does not come up."""
     workdir = Path(tempfile.mkdtemp(prefix=f"bench-{spec.name.replace(' ', '_')}-"))
-    args = []
-    for a in (*spec.args, *extra_args):
-        for key, value in {"{workdir}": str(workdir), **(subst or {})}.items():
-            a = a.replace(key, value)
-        args.append(a)
+    args = _expand((*spec.args, *extra_args), {"{workdir}": str(workdir), **(subst or {})})
     log_path = workdir / "server.log"
     log = log_path.open("wb")
     cpus = _cpus()
