@@ -355,7 +355,7 @@ _CELL_HEADER = [
 ]
 
 
-def _cluster_section(cl: ClusterResult) -> list[str]:
+def _cluster_section(cl: ClusterResult, cells: list[Cell]) -> list[str]:
     out = ["", "## Cluster: 2 replicas of ours sharing one PostgreSQL database", ""]
     if cl.events:
         out += [
@@ -377,11 +377,16 @@ def _cluster_section(cl: ClusterResult) -> list[str]:
             " claim**. Every answer is checked; CPU µs/req is both replicas' CPU over the requests served; after each"
             f" cell the last tasks of each replica are read back through the other ({cl.checked:,} read,"
             f" {cl.check_errors} wrong or missing).",
-            "",
-            *_CELL_HEADER,
-            *_cell_rows(cl.cells),
-            "",
         ]
+        mine = {(c.binding, c.method, c.concurrency) for c in cl.cells}
+        single = [
+            c for c in cells if c.server == "ours-postgres" and (c.binding, c.method, c.concurrency) in mine
+        ]
+        if single:
+            out[-1] += (
+                " The ours-postgres rows are one replica without `--cluster`, from the matrix, for reference."
+            )
+        out += ["", *_CELL_HEADER, *_cell_rows(cl.cells + single), ""]
     return out + [f"- note: {n}" for n in cl.notes]
 
 
@@ -417,7 +422,7 @@ def render(
         ]
     out += _durable_table(cells)
     if cluster is not None:
-        out += _cluster_section(cluster)
+        out += _cluster_section(cluster, cells)
     out += ["", "## Targets (issue 17; read from this run's figures: a report, not a test)", ""]
     out += [t.line() for t in targets(cells, cluster)]
     out += ["", "## Memory (RSS after the server's last cell; every task it created is still stored)", ""]

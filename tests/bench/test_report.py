@@ -124,7 +124,12 @@ def test_durable_ratios_and_cluster_section(tmp_path: Path) -> None:
     _, report = _render(tmp_path, CLUSTER)
     assert "| grpc | SendMessage | 16 | 1.25× | 2.00× | 2.50× | 3.00× | 3.00× | 4.00× |" in report
     assert "| r1 → subscriber on r2 | 600 | 4.50 | 12.25 |" in report
-    assert "| ours-cluster-pg | grpc | SendMessage | 16 | 400 |" in report
+    cluster = report.split("## Cluster", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ")[0:5] for line in cluster.splitlines() if line.startswith("| ours-")]
+    assert rows == [  # the single replica without --cluster for reference, then the two
+        ["| ours-postgres", "grpc", "SendMessage", "16", "1,000"],
+        ["| ours-cluster-pg", "grpc", "SendMessage", "16", "400"],
+    ]
     assert "not a scaling claim" in report and "128 read, 0 wrong or missing" in report
     # every PostgreSQL column of the summaries is there
     assert "| ours pg | sdk mem | sdk sqlite | sdk pg |" in report
