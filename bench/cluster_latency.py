@@ -2,8 +2,7 @@
 
 ``python -m bench.cluster_latency [--events N] [--tasks T]`` starts two
 ``a2a-grpc serve --cluster`` replicas on a fresh PostgreSQL database
-(``$A2A_GRPC_TEST_POSTGRES_URL`` or postgresql://postgres@127.0.0.1:5432/test
-names the server; the database is dropped afterwards) and measures:
+(:mod:`bench.pg` names the server; the database is dropped afterwards) and measures:
 
 - **cross-replica latency**: a task runs on r1 (:class:`StampAgent`: each
   artifact chunk carries ``time.time_ns()`` taken just before the agent yields
@@ -15,7 +14,8 @@ names the server; the database is dropped afterwards) and measures:
 - **takeover time**: ``kill -9`` of a replica running a task → the task is
   FAILED on the other, for the chosen ``--lease-ttl``.
 
-Prints p50/p90/p99/max in milliseconds.
+Prints p50/p90/p99/max in milliseconds. ``make bench`` runs the latency part
+(:func:`measure_latency`) for its cluster section; the takeover only runs here.
 """
 
 from __future__ import annotations
@@ -30,16 +30,16 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from a2a_grpc.client import A2AClient
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.types import Event, pb
+from bench import pg
+from bench.procs import ALL_CPUS
 
 REPO = Path(__file__).resolve().parent.parent
-PG = os.environ.get("A2A_GRPC_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 _IFACE = re.compile(r"^\s+HTTP\+JSON\s+(\S+)\s*$", re.M)
 
 
@@ -70,9 +70,14 @@ def _start(name: str, store: str, ttl: float, log: Path) -> tuple[subprocess.Pop
     argv = [cli, "serve", "--agent", "bench.cluster_latency:StampAgent", "--grpc-port", "0"]
     argv += ["--http-port", "0", "--store", store, "--cluster", "--replica-id", name]
     argv += ["--lease-ttl", str(ttl), "--log-level", "WARNING"]
-    with log.open("wb") as out:
+    with log.open("wb") as out:  # on every CPU, even when started by the pinned bench.run
         proc = subprocess.Popen(
-            argv, cwd=REPO, stdout=out, stderr=out, env={**os.environ, "PYTHONPATH": str(REPO)}
+            argv,
+            cwd=REPO,
+            stdout=out,
+            stderr=out,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            preexec_fn=lambda: os.sched_setaffinity(0, ALL_CPUS),
         )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -129,12 +134,47 @@ async def _takeover(store: str, ttl: float, survivor: str, tmp: Path) -> float:
 
 
 def _summary(name: str, values: list[float]) -> str:
-    values = sorted(values)
-    q = statistics.quantiles(values, n=100)
+    p50, p90, p99 = (quantile(values, q) for q in (50, 90, 99))
     return (
-        f"{name:<28} n={len(values):<5} p50={q[49]:.2f} ms  p90={q[89]:.2f} ms  "
-        f"p99={q[98]:.2f} ms  max={values[-1]:.2f} ms"
+        f"{name:<28} n={len(values):<5} p50={p50:.2f} ms  p90={p90:.2f} ms  "
+        f"p99={p99:.2f} ms  max={max(values):.2f} ms"
     )
+
+
+async def _pair_latencies(
+    store: str, ttl: float, tmp: Path, events: int, tasks: int, delay: float
+) -> tuple[list[float], list[float]]:
+    """Starts r1 and r2 on ``store`` and returns (cross-replica, same-replica) latencies, ms."""
+    procs = []
+    try:
+        p1, r1 = _start("r1", store, ttl, tmp / "r1.log")
+        procs.append(p1)
+        p2, r2 = _start("r2", store, ttl, tmp / "r2.log")
+        procs.append(p2)
+        await _latencies(r1, r2, 20, delay)  # warm-up
+        cross, local = [], []
+        for _ in range(tasks):
+            cross += await _latencies(r1, r2, events, delay)
+            local += await _latencies(r1, r1, events, delay)
+        return cross, local
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+            p.wait(10)
+
+
+async def measure_latency(
+    store: str, events: int = 200, tasks: int = 5, delay: float = 0.005, ttl: float = 3.0
+) -> tuple[list[float], list[float]]:
+    """(cross-replica, same-replica) event latencies in ms: ``tasks`` tasks of
+    ``events`` events ``delay`` s apart, two replicas on the database ``store``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return await _pair_latencies(store, ttl, Path(tmp), events, tasks, delay)
+
+
+def quantile(values: list[float], q: int) -> float:
+    """The ``q``-th percentile of ``values`` (interpolated; never beyond the largest)."""
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
 async def main() -> None:
@@ -144,31 +184,20 @@ async def main() -> None:
     ap.add_argument("--delay", type=float, default=0.005, help="seconds between two events")
     ap.add_argument("--lease-ttl", type=float, default=3.0)
     args = ap.parse_args()
-    import asyncpg
-
-    name = f"a2a_bench_{uuid.uuid4().hex[:10]}"
-    admin = await asyncpg.connect(PG)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    store = PG.rsplit("/", 1)[0] + "/" + name
-    with tempfile.TemporaryDirectory() as tmp:
-        procs = []
-        try:
-            p1, r1 = _start("r1", store, args.lease_ttl, Path(tmp) / "r1.log")
-            procs.append(p1)
+    store = await pg.create_database()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            cross, local = await _pair_latencies(
+                store, args.lease_ttl, Path(tmp), args.events, args.tasks, args.delay
+            )
             p2, r2 = _start("r2", store, args.lease_ttl, Path(tmp) / "r2.log")
-            procs.append(p2)
-            await _latencies(r1, r2, 20, args.delay)  # warm-up
-            cross, local = [], []
-            for _ in range(args.tasks):
-                cross += await _latencies(r1, r2, args.events, args.delay)
-                local += await _latencies(r1, r1, args.events, args.delay)
-            took = [await _takeover(store, args.lease_ttl, r2, Path(tmp)) for _ in range(3)]
-        finally:
-            for p in procs:
-                p.send_signal(signal.SIGTERM)
-                p.wait(10)
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            await admin.close()
+            try:
+                took = [await _takeover(store, args.lease_ttl, r2, Path(tmp)) for _ in range(3)]
+            finally:
+                p2.send_signal(signal.SIGTERM)
+                p2.wait(10)
+    finally:
+        await pg.drop_database(store)
     print(_summary("r1 → subscriber on r2", cross))
     print(_summary("r1 → subscriber on r1", local))
     print(

@@ -20,7 +20,7 @@ import itertools
 import json
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +39,7 @@ __all__ = [
     "GrpcClient",
     "HttpJsonClient",
     "JsonRpcClient",
+    "RoundRobinClient",
     "WindowResult",
     "discover",
     "make_client",
@@ -364,6 +365,49 @@ class HttpJsonClient(_HttpClient):
         task = json.loads(raw)
         if task.get("id") != task_id or (task.get("status") or {}).get("state") != _COMPLETED:
             raise CheckError(f"GetTask returned {task.get('id')!r}")
+
+
+class RoundRobinClient(Client):
+    """Calls spread over several clients in turn (one per replica of a cluster);
+    ``created[i]`` holds the ids of the last ``keep`` tasks client ``i`` created."""
+
+    def __init__(self, clients: list[Client], keep: int = 64) -> None:
+        self.clients = clients
+        self.created: list[deque[str]] = [deque(maxlen=keep) for _ in clients]
+        self._next = itertools.cycle(range(len(clients)))
+
+    async def send(self, text: str) -> str:
+        i = next(self._next)
+        task_id = await self.clients[i].send(text)
+        self.created[i].append(task_id)
+        return task_id
+
+    async def stream(self, text: str) -> str:
+        i = next(self._next)
+        task_id = await self.clients[i].stream(text)
+        self.created[i].append(task_id)
+        return task_id
+
+    async def get(self, task_id: str) -> None:
+        await self.clients[next(self._next)].get(task_id)
+
+    async def cross_check(self) -> tuple[int, list[str]]:
+        """Reads every remembered task back through the next client (the replica
+        that did not create it): (tasks read, errors)."""
+        read, errors = 0, []
+        for i, ids in enumerate(self.created):
+            other = self.clients[(i + 1) % len(self.clients)]
+            for task_id in ids:
+                read += 1
+                try:
+                    await other.get(task_id)
+                except Exception as exc:
+                    errors.append(_error_key(exc))
+        return read, errors
+
+    async def close(self) -> None:
+        for c in self.clients:
+            await c.close()
 
 
 def make_client(endpoints: Endpoints, binding: str, concurrency: int) -> Client:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SERVER_CPU", "ServerProc", "ServerSpec", "pin_self", "start_server"]
+__all__ = ["ALL_CPUS", "SERVER_CPU", "ServerProc", "ServerSpec", "cpu_seconds", "pin_self", "start_server"]
 
 SERVER_CPU = 0
 LOADGEN_CPU = 1
@@ -30,11 +30,11 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 # The CPUs this process may use, read once at import: before pin_self() narrows them.
-_ALL_CPUS = frozenset(os.sched_getaffinity(0))
+ALL_CPUS = frozenset(os.sched_getaffinity(0))
 
 
 def _cpus() -> frozenset[int]:
-    return _ALL_CPUS
+    return ALL_CPUS
 
 
 def pin_self(cpu: int = LOADGEN_CPU) -> bool:
@@ -49,11 +49,20 @@ def pin_self(cpu: int = LOADGEN_CPU) -> bool:
     return True
 
 
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of process ``pid`` so far, in seconds (/proc/<pid>/stat)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
 @dataclass(frozen=True, slots=True)
 class ServerSpec:
     """A server to benchmark: a display ``name``, the python ``-m`` module and its
     arguments, the ``bindings`` it serves and the ``family`` its ratios use
-    ("ours", "sdk", "ceiling")."""
+    ("ours", "sdk", "ceiling"). ``store`` is "memory", "sqlite" or "postgres" (an
+    argument ``{pg}`` becomes the URL of a fresh database); ``slow`` marks a server
+    whose cells use fewer windows (``--slow-windows``)."""
 
     name: str
     family: str
@@ -62,6 +71,7 @@ class ServerSpec:
     bindings: tuple[str, ...] = ("grpc", "jsonrpc", "rest")
     store: str = ""
     env: tuple[tuple[str, str], ...] = ()
+    slow: bool = False
 
 
 @dataclass(slots=True)
@@ -75,6 +85,8 @@ class ServerProc:
     log_path: Path
     workdir: Path
     lines: list[str] = field(default_factory=list)
+    #: The PostgreSQL database it serves from ("" for none): whose backends' CPU to count.
+    database: str = ""
 
     @property
     def pid(self) -> int:
@@ -82,9 +94,7 @@ class ServerProc:
 
     def cpu_seconds(self) -> float:
         """utime + stime of the server process so far, in seconds (/proc/<pid>/stat)."""
-        stat = Path(f"/proc/{self.pid}/stat").read_text()
-        fields = stat[stat.rindex(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+        return cpu_seconds(self.pid)
 
     def rss_mb(self) -> float:
         """Resident set size now, in MiB (VmRSS of /proc/<pid>/status)."""
@@ -113,12 +123,29 @@ class ServerProc:
 _READY = re.compile(r"READY(?: grpc=(\d+))?(?: http=(\d+))?")
 
 
-def start_server(spec: ServerSpec, *, timeout: float = 60.0, pin: bool = True) -> ServerProc:
-    """Starts ``python -m spec.module spec.args`` pinned to ``SERVER_CPU`` and waits
-    for its READY line. ``{workdir}`` in the arguments becomes a fresh temp dir (for
-    SQLite files). Raises RuntimeError with the log tail if it does not come up."""
+def _expand(args: tuple[str, ...], subst: dict[str, str]) -> list[str]:
+    out = []
+    for a in args:
+        for key, value in subst.items():
+            a = a.replace(key, value)
+        out.append(a)
+    return out
+
+
+def start_server(
+    spec: ServerSpec,
+    *,
+    timeout: float = 60.0,
+    pin: bool = True,
+    subst: dict[str, str] | None = None,
+    extra_args: tuple[str, ...] = (),
+) -> ServerProc:
+    """Starts ``python -m spec.module spec.args extra_args`` pinned to ``SERVER_CPU``
+    and waits for its READY line. ``{workdir}`` in the arguments becomes a fresh temp
+    dir (for SQLite files), and each key of ``subst`` its value (``{pg}``: a database
+    URL). Raises RuntimeError with the log tail if it does not come up."""
     workdir = Path(tempfile.mkdtemp(prefix=f"bench-{spec.name.replace(' ', '_')}-"))
-    args = [a.replace("{workdir}", str(workdir)) for a in spec.args]
+    args = _expand((*spec.args, *extra_args), {"{workdir}": str(workdir), **(subst or {})})
     log_path = workdir / "server.log"
     log = log_path.open("wb")
     cpus = _cpus()
@@ -164,4 +191,5 @@ def start_server(spec: ServerSpec, *, timeout: float = 60.0, pin: bool = True) -
             raise RuntimeError(f"{spec.name} did not start (exit {proc.poll()}):\n{tail}")
         time.sleep(0.02)
     grpc_port, http_port = ready[0]
-    return ServerProc(spec, proc, grpc_port, http_port, log_path, workdir, lines)
+    database = (subst or {}).get("{pg}", "").partition("?")[0].rsplit("/", 1)[-1]  # pg.name_of
+    return ServerProc(spec, proc, grpc_port, http_port, log_path, workdir, lines, database)

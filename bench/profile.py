@@ -20,8 +20,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from bench import pg
 from bench.loadgen import discover, make_client, prepare_task_ids, run_load
-from bench.procs import pin_self, start_server
+from bench.procs import ServerSpec, pin_self, start_server
 from bench.run import SERVERS
 
 _AREAS = (
@@ -129,7 +130,18 @@ def main(argv: list[str] | None = None) -> int:
         import uvloop
 
         uvloop.install()
-    server = start_server(SERVERS[args.server])
+    spec = SERVERS[args.server]
+    db = asyncio.run(pg.create_database()) if spec.store == "postgres" else ""
+    try:
+        return _profile(spec, db, pyspy, args)
+    finally:
+        if db:
+            asyncio.run(pg.drop_database(db))
+
+
+def _profile(spec: ServerSpec, db: str, pyspy: str, args: argparse.Namespace) -> int:
+    """Runs the load on the server of ``spec`` (``{pg}`` = ``db``) under py-spy and prints the summary."""
+    server = start_server(spec, subst={"{pg}": db})
     out = Path(args.keep or Path(tempfile.mkdtemp()) / "stacks.txt")
     try:
         spy = subprocess.Popen(

@@ -8,7 +8,8 @@ message text, then COMPLETED — the same events as a2a-grpc's ``echo`` agent. B
 from the SDK's public API: ``DefaultRequestHandler``, ``GrpcHandler``,
 ``create_jsonrpc_routes``, ``create_rest_routes`` and ``create_agent_card_routes`` on
 Starlette, served by uvicorn; the store is ``InMemoryTaskStore`` or ``DatabaseTaskStore``
-on SQLite (``--store sqlite:///PATH``). Prints ``READY grpc=<port> http=<port>`` once both
+on SQLite (``--store sqlite:///PATH``, aiosqlite) or PostgreSQL (``--store
+postgresql://USER@HOST[:PORT]/DB``, asyncpg; the SDK's default engine settings). Prints ``READY grpc=<port> http=<port>`` once both
 listen.
 """
 
@@ -83,14 +84,17 @@ async def _make_store(url: str):  # type: ignore[no-untyped-def]
     if url == "memory":
         return InMemoryTaskStore()
     if url.startswith("sqlite:///"):
-        from a2a.server.tasks import DatabaseTaskStore
-        from sqlalchemy.ext.asyncio import create_async_engine
+        engine_url = "sqlite+aiosqlite:///" + url.removeprefix("sqlite:///")
+    elif url.startswith(("postgresql://", "postgres://")):
+        engine_url = "postgresql+asyncpg://" + url.split("://", 1)[1]
+    else:
+        raise SystemExit(f"unknown store {url!r} (memory | sqlite:///PATH | postgresql://USER@HOST/DB)")
+    from a2a.server.tasks import DatabaseTaskStore
+    from sqlalchemy.ext.asyncio import create_async_engine
 
-        engine = create_async_engine("sqlite+aiosqlite:///" + url.removeprefix("sqlite:///"))
-        store = DatabaseTaskStore(engine)
-        await store.initialize()
-        return store
-    raise SystemExit(f"unknown store {url!r} (memory | sqlite:///PATH)")
+    store = DatabaseTaskStore(create_async_engine(engine_url))
+    await store.initialize()
+    return store
 
 
 def _free_port(host: str) -> int:
