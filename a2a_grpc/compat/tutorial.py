@@ -25,7 +25,10 @@ HTTP+JSON path. Without ``A2A-Version`` (which means 0.3, spec §3.6.2, and
 0.3 has no such path) or with ``0.x`` it is the tutorial's; with ``1.x`` it
 — like every route here — is handed to the v1.0 binding (which answers the
 v1.0 Task, or 404 for the paths it does not have). Other versions are
-VersionNotSupportedError (400).
+VersionNotSupportedError (400). With ``--lenient-version`` (a missing header
+means 1.0) a header-less ``GET /tasks/{id}`` follows the task's recorded
+dialect instead: the tutorial's for a task a v0.1 client created
+(:func:`a2a_grpc.compat.v01.is_v01_task`), v1.0's for any other.
 """
 
 from __future__ import annotations
@@ -37,11 +40,13 @@ from typing import Any
 from aiohttp import web
 
 from a2a_grpc import protojson
+from a2a_grpc.compat import v01
 from a2a_grpc.compat.v01calls import V01Calls, V01Context, failure
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from a2a_grpc.gateway.body import read_json
 from a2a_grpc.gateway.errors import GatewayAbort
 from a2a_grpc.gateway.sse import stream
+from a2a_grpc.types import pb
 
 __all__ = ["TutorialRoutes"]
 
@@ -59,6 +64,11 @@ def detail_response(err: A2AError, headers: dict[str, str] | None = None) -> web
     return web.json_response(
         {"detail": err.message}, status=err.code.http_status, headers=headers, dumps=protojson.dumps
     )
+
+
+def _text(value: str) -> str:
+    """A header value as printable text (bytes that are not UTF-8 become U+FFFD)."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _version(request: web.Request) -> str:
@@ -102,22 +112,41 @@ class TutorialRoutes:
         """Adds the routes (ahead of the v1.0 catch-all)."""
         app.router.add_post("/tasks/send", self._wrap(self._send))
         app.router.add_post("/tasks/sendSubscribe", self._wrap(self._subscribe))
-        app.router.add_get(f"/tasks/{_ID}", self._wrap(self._get))
+        app.router.add_get(f"/tasks/{_ID}", self._wrap(self._get, shared=True))
         app.router.add_post(f"/tasks/{_ID}/cancel", self._wrap(self._cancel))
         app.router.add_post(f"/tasks/{_ID}/send", self._wrap(self._send))
 
-    def _wrap(self, call: Callable[[web.Request, V01Context], Awaitable[Any]]) -> Handler:
+    def _lenient(self) -> bool:
+        """Whether the server serves a request without ``A2A-Version`` as 1.0."""
+        config = getattr(getattr(self.calls.servicer, "handler", None), "config", None)
+        return getattr(config, "strict_version", True) is False
+
+    async def _is_v01_task(self, request: web.Request, ctx: V01Context) -> bool:
+        try:
+            got = await self.calls.servicer.GetTask(pb.GetTaskRequest(id=request.match_info["id"]), ctx)
+        except (GatewayAbort, A2AError):
+            return False  # the v1.0 binding answers the error in its own form
+        return v01.is_v01_task(protojson.to_dict(got))
+
+    def _wrap(
+        self, call: Callable[[web.Request, V01Context], Awaitable[Any]], *, shared: bool = False
+    ) -> Handler:
         async def handle(request: web.Request) -> web.StreamResponse:
             version = _version(request)
-            if version.startswith("1.") and self.v1 is not None:
-                return await self.v1(request)
+            ours = not version or version.startswith("0.")
+            if not ours and self.v1 is not None:
+                return await self.v1(request)  # 1.x, or a version the v1.0 binding refuses in its form
             ctx = V01Context(request, "rest")
-            if version and not version.startswith("0."):
+            lenient = shared and not version and self.v1 is not None and self._lenient()
+            if lenient and not await self._is_v01_task(request, ctx):
+                assert self.v1 is not None
+                return await self.v1(request)
+            if not ours:
                 return detail_response(
                     A2AError(
                         ErrorCode.VERSION_NOT_SUPPORTED,
-                        f"A2A-Version {version!r} is not supported on {request.rel_url.path}; "
-                        "send none (or 0.x) for this route, or 1.0 for the v1.0 binding",
+                        f"A2A-Version {_text(version)!r} is not supported on {request.rel_url.path}; "
+                        "send none (or 0.x) for this route",
                     )
                 )
             try:

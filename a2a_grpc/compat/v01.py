@@ -367,6 +367,6 @@ def card(value: Json, jsonrpc_url: str) -> Json:
     out = v03.hybrid_card(value)
     out.setdefault("url", jsonrpc_url)
     names = (_scheme_name(s) for s in value.get("securitySchemes", {}).values())
-    out["authentication"] = {"schemes": list(dict.fromkeys(n for n in names if n))}
+    out["authentication"] = {"schemes": sorted({n for n in names if n})}  # a map: no order of its own
     out["capabilities"] = {**out.get("capabilities", {}), "stateTransitionHistory": False}
     return out

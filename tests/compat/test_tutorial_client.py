@@ -51,7 +51,9 @@ async def test_send_continue_get_with_a_client_chosen_id(client: httpx.AsyncClie
     assert card["url"].endswith("/")  # the JSON-RPC URL, where the v0.1 methods are
 
     task_id = uuid.uuid4().hex
-    first = await client.post("/tasks/send", json={"id": task_id, "message": user("Please review my change.")})
+    first = await client.post(
+        "/tasks/send", json={"id": task_id, "message": user("Please review my change.")}
+    )
     assert first.status_code == 200, first.text
     task = first.json()
     assert task["id"] == task_id
@@ -75,7 +77,9 @@ async def test_send_continue_get_with_a_client_chosen_id(client: httpx.AsyncClie
     assert read["status"]["state"] == "completed"
     assert findings(read) == [("app/users.py", "S608", line)]
     assert [m["role"] for m in read["history"]][:1] == ["user"]
-    assert all("messageId" not in m and "a2a-grpc/dialect" not in m.get("metadata", {}) for m in read["history"])
+    assert all(
+        "messageId" not in m and "a2a-grpc/dialect" not in m.get("metadata", {}) for m in read["history"]
+    )
 
     # A finished task accepts no more messages: a clear 4xx, not a 500.
     late = await client.post("/tasks/send", json={"id": task_id, "message": user(diff)})
