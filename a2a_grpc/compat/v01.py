@@ -51,6 +51,7 @@ __all__ = [
     "check_task_id",
     "error_object",
     "is_v01_task",
+    "push_body",
     "reply_task",
     "task",
 ]
@@ -265,6 +266,13 @@ def task(value: Json, *, history: bool = True) -> Json:
     if not history:
         out.pop("history", None)
     return out
+
+
+def push_body(value: Json) -> Json:
+    """The body of a push notification to a webhook registered in v0.1 (C21):
+    the Task ``value`` (ProtoJSON dict) as a v0.1 snapshot, without history.
+    The hook for the push dispatcher once push configs record their dialect."""
+    return task(value, history=False)
 
 
 def reply_task(task_id: str, session_id: str, reply: Json) -> Json:

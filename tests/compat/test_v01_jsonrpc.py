@@ -255,3 +255,35 @@ async def test_v01_card_at_agent_json(http: httpx.AsyncClient, server: A2AServer
     assert {i["protocolBinding"] for i in card["supportedInterfaces"]} == {"GRPC", "JSONRPC", "HTTP+JSON"}
     pure = (await http.get("/.well-known/agent.json", headers=V1)).json()
     assert "authentication" not in pure and "url" not in pure
+
+
+async def test_inline_push_notification_is_stored(http: httpx.AsyncClient) -> None:
+    webhook = {"url": "http://127.0.0.1:9/inline", "token": "t0"}
+    params = {**send_params("ask"), "pushNotification": webhook}
+    assert (await rpc(http, "tasks/send", params))["result"]["status"]["state"] == "input-required"
+    got = (await rpc(http, "tasks/pushNotification/get", {"id": params["id"]}))["result"]
+    assert got == {"id": params["id"], "pushNotificationConfig": webhook}
+
+
+async def test_lenient_server_follows_the_tasks_recorded_dialect() -> None:
+    from a2a_grpc.handler import HandlerConfig
+
+    srv = A2AServer(
+        InteropAgent(),
+        InMemoryTaskStore(),
+        ServerConfig(grpc_port=0, http_port=0, handler=HandlerConfig(strict_version=False)),
+    )
+    await srv.start()
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{srv.http_port}") as http:
+            tutorial_id = uuid.uuid4().hex
+            await http.post("/tasks/send", json=send_params("old", tutorial_id))
+            old = await http.get(f"/tasks/{tutorial_id}")  # no header
+            assert old.json()["status"]["state"] == "completed"
+            body = {"message": {"messageId": new_id(), "role": "ROLE_USER", "parts": [{"text": "new"}]}}
+            made = (await http.post("/message:send", json=body)).json()  # lenient: served as 1.0
+            new = await http.get(f"/tasks/{made['task']['id']}")  # no header: a v1.0 task, the v1.0 answer
+            assert new.json()["status"]["state"] == "TASK_STATE_COMPLETED"
+            assert (await http.get("/tasks/none")).json()["error"]["code"] == 404  # v1.0's form
+    finally:
+        await srv.stop(0.2)
