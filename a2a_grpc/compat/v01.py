@@ -292,9 +292,12 @@ class Events:
     into ``{id, artifact{…, index}}`` with a stable ``index`` per
     ``artifactId`` in order of first appearance."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, closes_on_interrupt: bool = True) -> None:
         self.index: dict[str, int] = {}
         self.last: Json | None = None  # the last status event sent
+        #: ``input-required`` is final (``tasks/sendSubscribe``, whose v1.0
+        #: stream ends there) or not (``tasks/resubscribe``, which goes on).
+        self.final = _FINAL if closes_on_interrupt else _FINAL - {"input-required"}
 
     def _index(self, artifact_id: str) -> int:
         return self.index.setdefault(artifact_id, len(self.index))
@@ -318,7 +321,7 @@ class Events:
         return []
 
     def _status(self, status: Json) -> Json:
-        status["final"] = status.get("status", {}).get("state") in _FINAL
+        status["final"] = status.get("status", {}).get("state") in self.final
         self.last = status
         return status
 

@@ -14,9 +14,10 @@ the task under it (C3; :class:`V01Context` is the only context carrying
 :class:`V01JsonRpc` answers ``tasks/send`` (a Task), ``tasks/sendSubscribe``
 (SSE; each ``data:`` a JSON-RPC response whose ``result`` is a v0.1
 status or artifact event, the last status one ``final: true``, C18),
-``tasks/pushNotification/set|get``; every other method name goes to the v0.3
-dialect (``tasks/get``, ``tasks/cancel`` and ``tasks/resubscribe`` are also
-v0.3 names: they answer a Task in v0.1 when the task was created in v0.1,
+``tasks/pushNotification/set|get``, and ``tasks/resubscribe`` of a v0.1
+client's task (v0.1 events; a finished task: its status, final); every other
+method name goes to the v0.3 dialect (``tasks/get`` and ``tasks/cancel`` are
+also v0.3 names: they answer a Task in v0.1 when the task was created in v0.1,
 legacy digest §6.2). Errors are v0.1 JSON-RPC error objects (C14).
 """
 
@@ -164,9 +165,12 @@ class V01JsonRpc:
     ) -> web.StreamResponse:
         """Answers one call; v0.3 methods are the fallback's."""
         if v01.METHODS.get(method.name) is not method:
+            if method.name == "tasks/resubscribe" and not _version_error(method, _version(request)):
+                answered = await self._resubscribe(request, _Envelope(request_id), params)
+                if answered is not None:
+                    return answered
             return await self.fallback.serve(request, request_id, method, params)
-        version = request.headers.get("A2A-Version") or request.query.get("A2A-Version", "")
-        refused = _version_error(method, version)
+        refused = _version_error(method, _version(request))
         if refused is not None:  # a v1.0 (or unknown-version) caller: the v1.0 error form
             return _respond({"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(refused.to_status())})
         envelope = _Envelope(request_id)
@@ -197,13 +201,36 @@ class V01JsonRpc:
             result = await getattr(self.servicer, method.rpc)(message, ctx)
         return v01.DIALECT.down(method.result, protojson.to_dict(result))
 
+    async def _resubscribe(
+        self, request: web.Request, envelope: _Envelope, params: Any
+    ) -> web.StreamResponse | None:
+        """``tasks/resubscribe`` of a v0.1 client's task in v0.1 events (§6.2);
+        None for any other task (or bad params): the v0.3 method answers."""
+        task_id = params.get("id") if isinstance(params, dict) else None
+        if not isinstance(task_id, str) or not task_id:
+            return None
+        ctx = V01Context(request, "jsonrpc")
+        try:
+            task = protojson.to_dict(await self.servicer.GetTask(pb.GetTaskRequest(id=task_id), ctx))
+        except (GatewayAbort, A2AError):
+            return None
+        if not v01.is_v01_task(task):
+            return None
+        events = self.servicer.SubscribeToTask(pb.SubscribeToTaskRequest(id=task_id), ctx)
+        return await self._sse(request, envelope, _resubscribed(events, task), ctx)
+
     async def _stream(
         self, request: web.Request, envelope: _Envelope, params: Any, ctx: V01Context
     ) -> web.StreamResponse:
         req = self.calls.send_request(params)
+        return await self._sse(request, envelope, _events(self.calls.stream(req, ctx), req), ctx)
+
+    async def _sse(
+        self, request: web.Request, envelope: _Envelope, events: AsyncIterator[Json], ctx: V01Context
+    ) -> web.StreamResponse:
         return await stream(
             request,
-            _events(self.calls.stream(req, ctx), req),
+            events,
             encode_event=envelope.event,
             encode_error=lambda st: protojson.dumps(envelope.error_json(A2AError.from_status(st))),
             error_response=lambda st: envelope.error(A2AError.from_status(st), ctx.response_headers()),
@@ -230,6 +257,28 @@ async def _events(events: AsyncIterator[Any], req: pb.SendMessageRequest) -> Asy
     closing = out.closing()
     if closing is not None:
         yield closing
+
+
+async def _resubscribed(events: AsyncIterator[Any], task: Json) -> AsyncIterator[Json]:
+    """The v0.1 events of a v1.0 SubscribeToTask stream of ``task``; for a
+    finished task (which v1.0 refuses) its status, final (C8)."""
+    out = v01.Events(closes_on_interrupt=False)
+    try:
+        async for item in events:
+            for event in out.down(protojson.to_dict(item)):
+                yield event
+    except GatewayAbort as exc:
+        if out.last is not None or failure(exc).code is not ErrorCode.UNSUPPORTED_OPERATION:
+            raise
+        for event in out.down({"task": task}):
+            yield event
+    closing = out.closing()
+    if closing is not None:
+        yield closing
+
+
+def _version(request: web.Request) -> str:
+    return request.headers.get("A2A-Version") or request.query.get("A2A-Version", "")
 
 
 def _descriptor(name: str) -> Any:

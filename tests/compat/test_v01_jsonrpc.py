@@ -287,3 +287,33 @@ async def test_lenient_server_follows_the_tasks_recorded_dialect() -> None:
             assert (await http.get("/tasks/none")).json()["error"]["code"] == 404  # v1.0's form
     finally:
         await srv.stop(0.2)
+
+
+async def test_resubscribe_follows_the_tasks_dialect(http: httpx.AsyncClient) -> None:
+    params = send_params("slow 1")
+    body = {"jsonrpc": "2.0", "id": "s", "method": "tasks/sendSubscribe", "params": params}
+    async with http.stream("POST", "/", json=body) as live:
+        lines = live.aiter_lines()
+        assert (await anext(lines)).startswith("data:")  # the task exists and is running
+        again = [
+            e["result"]
+            for e in await rpc(http, "tasks/resubscribe", {"id": params["id"], "historyLength": 2})
+        ]
+        rest = [json.loads(line[5:]) async for line in lines if line.startswith("data:")]
+    assert all("kind" not in e and e["id"] == params["id"] for e in again)
+    assert again[0]["status"]["state"] in ("submitted", "working") and again[0]["final"] is False
+    assert again[-1]["status"]["state"] == "completed" and again[-1]["final"] is True
+    assert rest[-1]["result"]["final"] is True
+    finished = [e["result"] for e in await rpc(http, "tasks/resubscribe", {"id": params["id"]})]
+    assert finished == [{"id": params["id"], "status": again[-1]["status"], "final": True}]
+
+    msg = {
+        "kind": "message",
+        "messageId": new_id(),
+        "role": "user",
+        "parts": [{"kind": "text", "text": "hi"}],
+    }
+    v03 = (await rpc(http, "message/send", {"message": msg}))["result"]
+    seen = [e["result"] for e in await rpc(http, "tasks/resubscribe", {"id": v03["id"]})]
+    assert seen[0]["kind"] == "task"  # a v0.3 task: the v0.3 answer (C8)
+    assert (await rpc(http, "tasks/resubscribe", {"id": "none"}))["error"]["code"] == -32001
