@@ -22,10 +22,12 @@ canceled, 401 with ``WWW-Authenticate`` / 403 from authentication, 500).
 
 Version rule (legacy digest §6.2, §6.3): ``GET /tasks/{id}`` is also a v1.0
 HTTP+JSON path. Without ``A2A-Version`` (which means 0.3, spec §3.6.2, and
-0.3 has no such path) or with ``0.x`` it is the tutorial's; with ``1.x`` it
-— like every route here — is handed to the v1.0 binding (which answers the
-v1.0 Task, or 404 for the paths it does not have). Other versions are
-VersionNotSupportedError (400). With ``--lenient-version`` (a missing header
+0.3 has no such path; the tutorial's clients, older than the header, send
+none) it is the tutorial's; with any ``A2A-Version`` it — like every route
+here — is the v1.0 binding's, which serves ``1.x`` (the v1.0 Task, or 404
+for the paths it does not have) and refuses other versions with
+VersionNotSupportedError (``0.3`` included: 0.3 has no such path). Under a
+REST prefix no v1.0 route shares these paths and the header is not read. With ``--lenient-version`` (a missing header
 means 1.0) a header-less ``GET /tasks/{id}`` follows the task's recorded
 dialect instead: the tutorial's for a task a v0.1 client created
 (:func:`a2a_grpc.compat.v01.is_v01_task`), v1.0's for any other.
@@ -66,14 +68,8 @@ def detail_response(err: A2AError, headers: dict[str, str] | None = None) -> web
     )
 
 
-def _text(value: str) -> str:
-    """A header value as printable text (bytes that are not UTF-8 become U+FFFD)."""
-    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
 def _version(request: web.Request) -> str:
-    raw = request.headers.get("A2A-Version") or request.query.get("A2A-Version", "")
-    return ".".join(raw.strip().split(".")[:2])
+    return (request.headers.get("A2A-Version") or request.query.get("A2A-Version", "")).strip()
 
 
 async def _body(request: web.Request) -> Json:
@@ -132,23 +128,13 @@ class TutorialRoutes:
         self, call: Callable[[web.Request, V01Context], Awaitable[Any]], *, shared: bool = False
     ) -> Handler:
         async def handle(request: web.Request) -> web.StreamResponse:
-            version = _version(request)
-            ours = not version or version.startswith("0.")
-            if not ours and self.v1 is not None:
-                return await self.v1(request)  # 1.x, or a version the v1.0 binding refuses in its form
+            if self.v1 is not None and _version(request):
+                return await self.v1(request)  # 1.x is served there, any other version refused
             ctx = V01Context(request, "rest")
-            lenient = shared and not version and self.v1 is not None and self._lenient()
+            lenient = shared and self.v1 is not None and self._lenient()
             if lenient and not await self._is_v01_task(request, ctx):
                 assert self.v1 is not None
                 return await self.v1(request)
-            if not ours:
-                return detail_response(
-                    A2AError(
-                        ErrorCode.VERSION_NOT_SUPPORTED,
-                        f"A2A-Version {_text(version)!r} is not supported on {request.rel_url.path}; "
-                        "send none (or 0.x) for this route",
-                    )
-                )
             try:
                 result = await call(request, ctx)
             except (GatewayAbort, A2AError) as exc:

@@ -221,8 +221,10 @@ async def test_bad_input_is_a_clear_4xx(http: httpx.AsyncClient) -> None:
     ):
         assert 400 <= resp.status_code < 500, resp.text
         assert list(resp.json()) == ["detail"], resp.text
-    other = await http.get("/tasks/abc", headers={"A2A-Version": "2.0"})  # not ours: v1.0 refuses it
-    assert other.status_code == 400 and other.json()["error"]["status"] == "FAILED_PRECONDITION"
+    for version in ("2.0", "0.3"):  # a header is not the tutorial's (0.3 has no such path): v1.0 refuses it
+        other = await http.get("/tasks/abc", headers={"A2A-Version": version})
+        assert other.status_code == 400, version
+        assert other.json()["error"]["details"][0]["reason"] == "VERSION_NOT_SUPPORTED"
     refused = await rpc(http, "tasks/send", good, V1)
     assert refused["error"]["code"] == -32601 and "SendMessage" in refused["error"]["message"]
 
