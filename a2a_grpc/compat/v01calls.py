@@ -32,6 +32,7 @@ from aiohttp import web
 from a2a_grpc import protojson
 from a2a_grpc.compat import v01
 from a2a_grpc.compat.jsonrpc import JsonRpcDialect, V03Context, _respond, _version_error
+from a2a_grpc.compat.jsonrpc import _Envelope as V03Envelope
 from a2a_grpc.compat.v03 import Method
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.gateway.errors import GatewayAbort, jsonrpc_error, status_of
@@ -285,23 +286,8 @@ def _descriptor(name: str) -> Any:
     return pb.DESCRIPTOR.message_types_by_name[name]
 
 
-class _Envelope:
-    def __init__(self, request_id: Any) -> None:
-        self.request_id = request_id
-
-    def result(self, result: Any, headers: dict[str, str]) -> web.Response:
-        return _respond({"jsonrpc": "2.0", "id": self.request_id, "result": result}, headers)
+class _Envelope(V03Envelope):
+    """The v0.3 JSON-RPC envelope with the v0.1 error codes (C14)."""
 
     def error_json(self, err: A2AError) -> Json:
         return {"jsonrpc": "2.0", "id": self.request_id, "error": v01.error_object(err)}
-
-    def error(self, err: A2AError, headers: dict[str, str] | None = None) -> web.Response:
-        headers = dict(headers or {})
-        status = 200
-        if err.code is ErrorCode.UNAUTHENTICATED:
-            status = 401
-            headers.setdefault("WWW-Authenticate", "Bearer")
-        return _respond(self.error_json(err), headers, status)
-
-    def event(self, event: Json) -> str:
-        return protojson.dumps({"jsonrpc": "2.0", "id": self.request_id, "result": event})
