@@ -81,6 +81,9 @@ class CallContext:
     the binding that carried the call: ``grpc``, ``jsonrpc`` or ``rest``. ``principal`` is
     the authenticated caller (None without an auth configuration); the
     authentication step sets it and makes ``user`` its owner id.
+    ``client_task_ids``: a message naming an unknown task id creates the task
+    under that id instead of TASK_NOT_FOUND — set only by the v0.1 / tutorial
+    adapters (:mod:`a2a_grpc.compat`, legacy digest C3), never from a header.
     """
 
     method: str
@@ -95,6 +98,7 @@ class CallContext:
     peer_identity: PeerIdentity | None = None
     binding: str = "grpc"
     principal: Principal | None = None
+    client_task_ids: bool = False
 
     @property
     def owner(self) -> Owner:

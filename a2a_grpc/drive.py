@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from a2a_grpc.context import Owner
-from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from a2a_grpc.events import EventBus
 from a2a_grpc.execution import Execution
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
@@ -303,8 +303,10 @@ class Driver:
         task = open_task(ex.message, None, first)
         try:
             version = await self._create_task(task, ex)
-        except TaskExistsError as exc:  # a uuid4 collision: practically impossible
-            raise A2AError(ErrorCode.INTERNAL, "task id collision") from exc
+        except TaskExistsError as exc:  # a client-chosen id (legacy digest C3) someone else holds
+            raise A2AError.invalid_params(
+                FieldViolation("message.task_id", f"task id {ex.task_id!r} is already in use")
+            ) from exc
         ex.current = StoredTask(task, version)
         await self._save_inline_push_config(ex)
         ex.push_configs = [ex.push_config] if ex.push_config is not None else []

@@ -149,6 +149,14 @@ class RequestHandler:
             )
         return stored
 
+    async def _continued(self, task_id: str, call: CallContext) -> StoredTask | None:
+        """The task a message continues: TASK_NOT_FOUND when unknown, except
+        on a call with ``client_task_ids`` (the legacy adapters only, legacy
+        digest C3), where None means the message creates it under that id."""
+        if call.client_task_ids:
+            return await self.store.get(task_id, call.owner)
+        return await self._get_task(task_id, call.owner)
+
     # ---------------------------------------------------------------- messages
 
     async def _start(self, req: pb.SendMessageRequest, call: CallContext, *, stream: bool) -> Execution:
@@ -162,12 +170,12 @@ class RequestHandler:
             check_input_modes(msg, self.card)
         push_config = await self._inline_push_config(req.configuration)
         ended = self.executions.ended
-        existing = await self._get_task(msg.task_id, owner) if msg.task_id else None
+        existing = await self._continued(msg.task_id, call) if msg.task_id else None
         if existing is not None:
             _check_continues(msg, existing.task)
             task_id, context_id = existing.task.id, existing.task.context_id
-        else:
-            task_id, context_id = new_id(), msg.context_id or new_id()
+        else:  # a task id here is a client-chosen one (see _continued)
+            task_id, context_id = msg.task_id or new_id(), msg.context_id or new_id()
         ex = Execution(
             task_id, context_id, owner, _user_message(msg, task_id, context_id), existing, push_config
         )

@@ -112,6 +112,7 @@ def _call_context(
     )
     if peer_identities:
         call.peer_identity = peer_identity(context)
+    call.client_task_ids = getattr(context, "client_task_ids", False) is True  # legacy adapters only
     return call
 
 

@@ -35,7 +35,7 @@ from typing import Any
 from aiohttp import web
 
 from a2a_grpc import protojson
-from a2a_grpc.compat import v03
+from a2a_grpc.compat import v01, v03
 from a2a_grpc.compat.v03 import DIALECT, METHODS, Method
 from a2a_grpc.context import EXTENSIONS_KEY, VERSION_KEY
 from a2a_grpc.errors import A2AError, ErrorCode
@@ -174,6 +174,8 @@ def _result(method: Method, result: Any, url: str) -> Any:
         return v03.legacy_card(value, url)
     if method.rpc == "ListTaskPushNotificationConfigs":
         return [DIALECT.down(method.result, c) for c in value.get("configs", [])]
+    if method.result == "Task" and v01.is_v01_task(value):  # tasks/get|cancel of a v0.1 task (§6.2)
+        return v01.task(value)
     return DIALECT.down(method.result, value)
 
 

@@ -174,7 +174,7 @@ class Dialect:
             return {k: self.up(rule.maps[name], v, f"{path}.{k}") for k, v in item.items()}
         if name in rule.enums:
             back = {legacy: v1 for v1, legacy in rule.enums[name].items()}
-            if item not in back:
+            if not isinstance(item, str) or item not in back:
                 raise _bad(path, f"unknown value {item!r}; expected one of {sorted(back)}")
             return back[item]
         return item

@@ -5,8 +5,11 @@
 * JSON-RPC 2.0 at ``POST jsonrpc_path`` (:mod:`a2a_grpc.gateway.jsonrpc`);
 * HTTP+JSON at ``rest_prefix`` + the paths of the proto's ``google.api.http``
   rules, compiled at start-up (:mod:`a2a_grpc.httprule`, :mod:`a2a_grpc.gateway.rest`);
+* the legacy dialects (:mod:`a2a_grpc.compat`): the v0.3 and v0.1 JSON-RPC
+  methods at the same JSON-RPC URL, the tutorial's ``/tasks/send`` routes;
 * the public Agent Card at ``/.well-known/agent-card.json`` and the legacy
-  ``/.well-known/agent.json`` (:mod:`a2a_grpc.gateway.card`).
+  ``/.well-known/agent.json`` (v0.1 fields added, :func:`a2a_grpc.compat.v01.card`;
+  :mod:`a2a_grpc.gateway.card`).
 
 On shutdown, open SSE streams end cleanly (their generators are closed).
 """
@@ -19,7 +22,11 @@ from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc import protojson
+from a2a_grpc.compat import v01
 from a2a_grpc.compat.jsonrpc import JsonRpcDialect
+from a2a_grpc.compat.tutorial import TutorialRoutes
+from a2a_grpc.compat.v01calls import V01JsonRpc
 from a2a_grpc.compat.v03 import card_json
 from a2a_grpc.gateway.body import MAX_BODY_KEY, MAX_MESSAGE_KEY
 from a2a_grpc.gateway.card import CardEndpoint
@@ -53,14 +60,29 @@ def _card_json(card: pb.AgentCard, request: web.Request) -> str:
     return card_json(card, request.headers.get("A2A-Version") or request.query.get("A2A-Version", ""))
 
 
+def _v01_card_json(jsonrpc_path: str) -> Callable[[pb.AgentCard, web.Request], str]:
+    """The card at ``/.well-known/agent.json``: the pure v1.0 card for
+    ``A2A-Version: 1.x``, else the v0.3 hybrid card plus the v0.1 fields."""
+
+    def render(card: pb.AgentCard, request: web.Request) -> str:
+        version = request.headers.get("A2A-Version") or request.query.get("A2A-Version", "")
+        if version.strip().startswith("1."):
+            return protojson.to_json(card)
+        url = str(request.url.with_path(jsonrpc_path).with_query(None))
+        return protojson.dumps(v01.card(protojson.to_dict(card), url))
+
+    return render
+
+
 def _add_card_and_metrics(
     app: web.Application,
-    card: CardEndpoint,
+    cards: tuple[CardEndpoint, CardEndpoint],
     metrics: Callable[[web.Request], Awaitable[web.StreamResponse]] | None,
 ) -> None:
-    """The Agent Card at its well-known paths, and ``GET /metrics`` when
-    given (both ahead of the REST catch-all)."""
-    for path in CARD_PATHS:
+    """The Agent Card at its well-known paths (one endpoint each, in
+    CARD_PATHS order), and ``GET /metrics`` when given (both ahead of the
+    REST catch-all)."""
+    for path, card in zip(CARD_PATHS, cards, strict=True):
         app.router.add_get(path, card.handle)
     if metrics is not None:
         app.router.add_get("/metrics", metrics)
@@ -102,12 +124,17 @@ def create_app(
     app = web.Application(client_max_size=max_body_bytes, middlewares=[json_errors(jsonrpc_path)])
     app[SERVICER_KEY], app[ROUTES_KEY], app[STOPPING_KEY] = servicer, table, stopping
     app[MAX_BODY_KEY], app[MAX_MESSAGE_KEY] = max_body_bytes, max_message_bytes or 0  # 0: not known
-    _add_card_and_metrics(
-        app, CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=_card_json), metrics
+    cards = (
+        CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=_card_json),
+        CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=_v01_card_json(jsonrpc_path)),
     )
+    _add_card_and_metrics(app, cards, metrics)
 
     v03 = JsonRpcDialect(servicer, keepalive=keepalive_seconds, stopping=stopping)
-    jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive_seconds, stopping=stopping, dialect=v03)
+    legacy = V01JsonRpc(servicer, v03, keepalive=keepalive_seconds, stopping=stopping)
+    jsonrpc = JsonRpcBinding(
+        servicer, service, keepalive=keepalive_seconds, stopping=stopping, dialect=legacy
+    )
     app.router.add_post(jsonrpc_path, jsonrpc.handle)
 
     rest = RestBinding(
@@ -118,6 +145,10 @@ def create_app(
         stopping=stopping,
         jsonrpc_path=jsonrpc_path,
     )
+    tutorial = TutorialRoutes(
+        servicer, None if prefix else rest.handle, keepalive=keepalive_seconds, stopping=stopping
+    )
+    tutorial.add_to(app)  # ahead of the catch-all: GET /tasks/{id} is shared (compat.tutorial)
     app.router.add_route("*", prefix + "/{tail:[\\s\\S]*}", rest.handle)  # not ".": /tasks/a%0Ab
 
     async def _on_shutdown(_: web.Application) -> None:

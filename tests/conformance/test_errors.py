@@ -119,7 +119,8 @@ async def test_error_table(binding, bare, transcript):
     await expect(
         "missing version (strict)",
         ErrorCode.VERSION_NOT_SUPPORTED,
-        lambda: bare.call("GetTask", pb.GetTaskRequest(id="x"), headers={"A2A-Version": None, **ext}),
+        # ListTasks: GET /tasks/{id} without the header is the tutorial's route (docs/dialects.md)
+        lambda: bare.call("ListTasks", pb.ListTasksRequest(), headers={"A2A-Version": None, **ext}),
     )
     await expect(
         "required extension missing",

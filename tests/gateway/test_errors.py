@@ -66,7 +66,8 @@ def test_status_names_are_grpc_names():
 async def test_every_error_through_both_bindings(gw, code):
     """The servicer aborts exactly as A2AServicer does; both bindings answer
     the table's form with ErrorInfo."""
-    async with gw.session.get(f"{gw.base}/tasks/err-{code.name}") as resp:
+    # A2A-Version 1.0: without it GET /tasks/{id} is the tutorial's route (docs/dialects.md)
+    async with gw.session.get(f"{gw.base}/tasks/err-{code.name}", headers={"A2A-Version": "1.0"}) as resp:
         assert resp.status == code.http_status
         assert resp.headers["Content-Type"].startswith("application/a2a+json")
         body = await resp.json(content_type=None)

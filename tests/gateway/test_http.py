@@ -369,7 +369,8 @@ async def test_agent_card_and_caching(gw):
     assert card["supportedInterfaces"][0]["protocolBinding"] == "JSONRPC"
     assert card["skills"] == []  # REQUIRED, always present
     async with gw.session.get(gw.base + "/.well-known/agent.json") as resp:
-        assert resp.headers["ETag"] == etag
+        assert resp.headers["ETag"] != etag  # the v0.1 card: the same card plus the v0.1 fields
+        assert (await resp.json())["authentication"] == {"schemes": []}
     for inm in (etag, f"W/{etag}", f'"other", {etag}', "*"):
         async with gw.session.get(
             gw.base + "/.well-known/agent-card.json", headers={"If-None-Match": inm}
