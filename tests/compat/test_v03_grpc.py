@@ -293,3 +293,46 @@ async def test_reflection_lists_both_services(channel: grpc.aio.Channel) -> None
     names = {s.name for s in answers[0].list_services_response.service}
     assert {"a2a.v1.A2AService", "lf.a2a.v1.A2AService"} <= names
     assert answers[1].HasField("file_descriptor_response")
+
+
+async def test_auth_runs_on_v03_grpc_and_rest_like_v1(tmp_path: Any) -> None:
+    """The interceptor chain runs for v0.3 calls: no key is UNAUTHENTICATED
+    (gRPC, with the v0.3 name; REST 401 with the challenge), a key is served,
+    and the task belongs to that caller on v1.0 too."""
+    import aiohttp
+
+    from a2a_grpc.auth import load_policy
+    from a2a_grpc.auth.apikeys import digest, new_secret
+
+    key_id, secret = new_secret()
+    path = tmp_path / "auth.toml"
+    path.write_text(
+        '[schemes.apiKey]\ntype = "apiKey"\nheader = "X-API-Key"\n\n[[schemes.apiKey.keys]]\n'
+        f'id = "{key_id}"\nsubject = "alice"\nhash = "{digest(secret)}"\n'
+    )
+    config = ServerConfig(grpc_port=0, http_port=0, auth=load_policy(path))
+    server = A2AServer(InteropAgent(), InMemoryTaskStore(), config)
+    await server.start()
+    key = (("x-api-key", secret),)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as ch:
+            stub = v03_grpc.A2AServiceStub(ch)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.SendMessage(send_request("hi"))
+            task = (await stub.SendMessage(send_request("hi"), metadata=key)).task
+            v1 = await pb_grpc.A2AServiceStub(ch).GetTask(
+                pb.GetTaskRequest(id=task.id), metadata=(*key, *V1_MD)
+            )
+        base = f"http://127.0.0.1:{server.http_port}"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{base}/v1/tasks/{task.id}") as resp:
+                refused, challenge = resp.status, resp.headers.get("WWW-Authenticate")
+            async with session.get(f"{base}/v1/tasks/{task.id}", headers={"X-API-Key": secret}) as resp:
+                served = resp.status, await resp.json()
+    finally:
+        await server.stop(0.2)
+    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert err.value.details().startswith("UnauthenticatedError: ")
+    assert v1.id == task.id
+    assert refused == 401 and challenge
+    assert served[0] == 200 and served[1]["id"] == task.id
