@@ -336,3 +336,59 @@ async def test_auth_runs_on_v03_grpc_and_rest_like_v1(tmp_path: Any) -> None:
     assert v1.id == task.id
     assert refused == 401 and challenge
     assert served[0] == 200 and served[1]["id"] == task.id
+
+
+_NEVER = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
+
+
+def _sane(request: Any, task_id: str, rng: Any) -> Any:
+    """Half the random requests get valid names and a sendable message, so
+    the servicer (not only the table) sees random content."""
+    if rng.random() < 0.5:
+        return request
+    fields = request.DESCRIPTOR.fields_by_name
+    if "name" in fields:
+        config = (
+            "pushNotificationConfigs" in request.DESCRIPTOR.name
+            or "PushNotification" in request.DESCRIPTOR.name
+        )
+        request.name = f"tasks/{task_id}/pushNotificationConfigs/c" if config else f"tasks/{task_id}"
+    if "parent" in fields:
+        request.parent = f"tasks/{task_id}"
+    if "request" in fields:  # SendMessageRequest: a message the handler takes
+        request.request.message_id = str(uuid.uuid4())
+        request.request.role = v03.ROLE_USER
+        request.request.ClearField("task_id")
+        request.request.ClearField("context_id")
+        request.configuration.ClearField("push_notification")
+    return request
+
+
+@pytest.mark.parametrize("rpc", [m.name for m in v03.DESCRIPTOR.services_by_name["A2AService"].methods])
+async def test_random_requests_never_unknown_or_internal(stub: Any, rpc: str) -> None:
+    """Random v0.3 requests (tests/randmsg.py: odd ids, enums, Structs; half
+    with valid names) to each RPC: served, or refused in the v0.3 form with
+    a client-error code."""
+    import random
+
+    from tests.randmsg import fill
+
+    task_id = (await stub.SendMessage(send_request("done"))).task.id
+    method = v03.DESCRIPTOR.services_by_name["A2AService"].methods_by_name[rpc]
+    cls = getattr(v03, method.input_type.name)
+    rng = random.Random(rpc)
+    codes: set[Any] = set()
+    for _ in range(30):
+        request = _sane(fill(cls(), rng), task_id, rng)
+        try:
+            if method.server_streaming:
+                async for _ in getattr(stub, rpc)(request, timeout=10):
+                    pass
+            else:
+                await getattr(stub, rpc)(request, timeout=10)
+            codes.add("OK")
+        except grpc.aio.AioRpcError as err:
+            assert err.code() not in _NEVER, (err.code(), err.details(), request)
+            assert ": " in err.details() and err.details().split(": ")[0].endswith("Error"), err.details()
+            codes.add(err.code())
+    assert codes, rpc
