@@ -90,6 +90,11 @@ async def test_direct_message_reply(stub: Any) -> None:
     assert response.msg.role == v03.ROLE_AGENT and response.msg.content[0].text == "a direct reply"
 
 
+async def test_stream_of_a_message_is_that_message_alone(stub: Any) -> None:
+    events = [e async for e in stub.SendStreamingMessage(send_request("reply"))]
+    assert [e.WhichOneof("payload") for e in events] == ["msg"]  # no closing status update after a Message
+
+
 async def test_stream_sets_final_once_at_the_end(stub: Any) -> None:
     events = [e async for e in stub.SendStreamingMessage(send_request("stream me"))]
     kinds = [e.WhichOneof("payload") for e in events]
@@ -392,3 +397,26 @@ async def test_random_requests_never_unknown_or_internal(stub: Any, rpc: str) ->
             assert ": " in err.details() and err.details().split(": ")[0].endswith("Error"), err.details()
             codes.add(err.code())
     assert codes, rpc
+
+
+async def test_buf_curl_reaches_the_v03_service_by_reflection(server: A2AServer) -> None:
+    """The README's command: ``buf curl --reflect`` finds ``a2a.v1.A2AService``
+    beside ``lf.a2a.v1.A2AService`` and sends a v0.3 SendMessage (ProtoJSON)."""
+    import json
+
+    from tests.core.test_cli_and_buf import buf_curl
+
+    base = f"http://127.0.0.1:{server.grpc_port}"
+    rc, out, err = await buf_curl("--list-methods", base)
+    assert rc == 0, err
+    assert (
+        "a2a.v1.A2AService/TaskSubscription" in out.split()
+        and "lf.a2a.v1.A2AService/SubscribeToTask" in out.split()
+    )
+    body = {"message": {"messageId": "m2", "role": "ROLE_USER", "content": [{"text": "hello"}]}}
+    rc, out, err = await buf_curl("-d", json.dumps(body), f"{base}/a2a.v1.A2AService/SendMessage")
+    assert rc == 0, err
+    task = json.loads(out)["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED" and task["artifacts"][0]["parts"] == [
+        {"text": "hello"}
+    ]
