@@ -6,7 +6,11 @@
 * HTTP+JSON at ``rest_prefix`` + the paths of the proto's ``google.api.http``
   rules, compiled at start-up (:mod:`a2a_grpc.httprule`, :mod:`a2a_grpc.gateway.rest`);
 * the legacy dialects (:mod:`a2a_grpc.compat`): the v0.3 and v0.1 JSON-RPC
-  methods at the same JSON-RPC URL, the tutorial's ``/tasks/send`` routes;
+  methods at the same JSON-RPC URL (:mod:`a2a_grpc.compat.jsonrpc`,
+  :mod:`a2a_grpc.compat.v01calls`), the v0.3 HTTP+JSON routes under
+  ``rest_prefix + "/v1/"`` (:mod:`a2a_grpc.compat.v03rest`; a ``/v1/...``
+  request with ``A2A-Version: 1.0`` is v1.0 with the tenant ``v1``), and the
+  tutorial's ``/tasks/send`` routes (:mod:`a2a_grpc.compat.tutorial`);
 * the public Agent Card at ``/.well-known/agent-card.json`` and the legacy
   ``/.well-known/agent.json`` (v0.1 fields added, :func:`a2a_grpc.compat.v01.card`;
   :mod:`a2a_grpc.gateway.card`).
@@ -28,6 +32,7 @@ from a2a_grpc.compat.jsonrpc import JsonRpcDialect
 from a2a_grpc.compat.tutorial import TutorialRoutes
 from a2a_grpc.compat.v01calls import V01JsonRpc
 from a2a_grpc.compat.v03 import card_json
+from a2a_grpc.compat.v03rest import V03RestBinding
 from a2a_grpc.gateway.body import MAX_BODY_KEY, MAX_MESSAGE_KEY
 from a2a_grpc.gateway.card import CardEndpoint
 from a2a_grpc.gateway.fallback import json_errors
@@ -149,6 +154,8 @@ def create_app(
         servicer, None if prefix else rest.handle, keepalive=keepalive_seconds, stopping=stopping
     )
     tutorial.add_to(app)  # ahead of the catch-all: GET /tasks/{id} is shared (compat.tutorial)
+    legacy = V03RestBinding(servicer, rest, prefix=prefix, keepalive=keepalive_seconds, stopping=stopping)
+    app.router.add_route("*", prefix + "/v1/{tail:[\\s\\S]*}", legacy.handle)  # v0.3, else tenant "v1"
     app.router.add_route("*", prefix + "/{tail:[\\s\\S]*}", rest.handle)  # not ".": /tasks/a%0Ab
 
     async def _on_shutdown(_: web.Application) -> None:
