@@ -42,9 +42,12 @@ from a2a_grpc.client.errors import StreamTruncatedError, state_name
 from a2a_grpc.client.grpc import GrpcTransport
 from a2a_grpc.client.jsonrpc import JsonRpcTransport
 from a2a_grpc.client.rest import RestTransport
+from a2a_grpc.client.v03grpc import SERVICE_NAME as V03_SERVICE_NAME
+from a2a_grpc.client.v03grpc import V03GrpcTransport
 from a2a_grpc.client.v03jsonrpc import V03JsonRpcTransport
+from a2a_grpc.client.v03rest import V03RestTransport
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.types import is_final, new_id, pb
+from a2a_grpc.types import SERVICE_NAME, is_final, new_id, pb
 
 if TYPE_CHECKING:
     from a2a_grpc.cardsign import TrustedKeys
@@ -86,9 +89,9 @@ def make_transport(
 def _v03_transport(url: str, key: str, options: CallOptions) -> Transport:
     if key == "jsonrpc":
         return V03JsonRpcTransport(url, options)
-    raise A2AError(
-        ErrorCode.UNSUPPORTED_OPERATION, f"the client does not speak A2A 0.3 over {BINDINGS[key]} yet"
-    )
+    if key == "grpc":
+        return V03GrpcTransport(url, options)
+    return V03RestTransport(url, options)
 
 
 def _parse_state(state: int | str | None) -> int:
@@ -158,7 +161,8 @@ class A2AClient:
         §5.2, §8.3.2). A
         ``grpc://host:port`` (or ``grpcs://``) URL is a gRPC endpoint without
         a card: the server's reflection, when it has one, must list
-        ``lf.a2a.v1.A2AService``.
+        ``lf.a2a.v1.A2AService`` — or only ``a2a.v1.A2AService``, an A2A 0.3
+        agent, then spoken to in v0.3.
 
         ``tls`` (:class:`~a2a_grpc.tls.ClientTLS`): CA and client certificate
         for ``https``/``grpcs`` and mTLS. A signed card is verified with
@@ -213,14 +217,19 @@ class A2AClient:
                 ErrorCode.UNSUPPORTED_OPERATION,
                 f"{url} is a gRPC endpoint, but only {', '.join(sorted(allowed))} was allowed",
             )
-        transport = GrpcTransport(url, options)
+        transport: GrpcTransport = GrpcTransport(url, options)
+        version = PROTOCOL_VERSION
         try:
             await transport.probe(connect_timeout)
+            names = await transport.services(connect_timeout)
+            if names is not None and SERVICE_NAME not in names and V03_SERVICE_NAME in names:
+                await transport.close()  # an A2A 0.3 gRPC agent (a2a.v1.A2AService)
+                transport, version = V03GrpcTransport(url, options), v03.VERSION
             await transport.confirm_service(connect_timeout)
         except BaseException:
             await transport.close()
             raise
-        iface = pb.AgentInterface(url=url, protocol_binding="GRPC", protocol_version=PROTOCOL_VERSION)
+        iface = pb.AgentInterface(url=url, protocol_binding="GRPC", protocol_version=version)
         return cls(transport, iface, timeout=timeout)
 
     @classmethod

@@ -54,6 +54,7 @@ __all__ = [
     "LEGACY_EXTENSIONS_HEADER",
     "VERSION",
     "card_up",
+    "check_states",
     "is_legacy_card",
     "is_v03",
     "legacy_options",
@@ -63,6 +64,7 @@ __all__ = [
     "refuse_unknown_state",
     "trim_history",
     "up_answer",
+    "with_configuration",
 ]
 
 #: The ``protocolVersion`` of v0.3 interfaces (Major.Minor, as v1.0 cards write it).
@@ -207,6 +209,31 @@ def trim_history(request: _message.Message, response: _message.Message) -> _mess
     return response
 
 
+def with_configuration(request: _message.Message) -> _message.Message:
+    """A ``SendMessageRequest`` always carries a configuration to a v0.3 agent,
+    so that ``blocking`` is written (C6): a v0.3 proto has no presence for it,
+    and a missing one reads as ``false`` there. Other requests as they are."""
+    if isinstance(request, pb.SendMessageRequest) and not request.HasField("configuration"):
+        copy = pb.SendMessageRequest()
+        copy.CopyFrom(request)
+        copy.configuration.SetInParent()
+        return copy
+    return request
+
+
+def check_states(response: _message.Message, what: str) -> _message.Message:
+    """Refuses (C9) a v1.0 answer read from a v0.3 proto binding whose task or
+    status update has no state: the v0.3 ``unknown`` state arrives as
+    ``TASK_STATE_UNSPECIFIED`` there. Returns ``response``."""
+    holder: Any = response if isinstance(response, pb.Task) else None
+    if isinstance(response, (pb.SendMessageResponse, pb.StreamResponse)):
+        kind = response.WhichOneof("payload")
+        holder = getattr(response, kind) if kind in ("task", "status_update") else None
+    if holder is not None and holder.status.state == pb.TASK_STATE_UNSPECIFIED:
+        refuse_unknown_state(holder.id if isinstance(holder, pb.Task) else holder.task_id, what)
+    return response
+
+
 def method_of(m: _descriptor.MethodDescriptor) -> Method:
     """The v0.3 JSON-RPC method of a v1.0 RPC; UNSUPPORTED_OPERATION for
     ``ListTasks``, which v0.3 does not have (C12)."""
@@ -221,7 +248,7 @@ def method_of(m: _descriptor.MethodDescriptor) -> Method:
 def params_down(method: Method, request: _message.Message) -> Json:
     """The v0.3 ``params`` of a v1.0 request: the table's ``down``, without
     what v0.3 reads differently (``historyLength: 0``, C7) or lacks (pages)."""
-    params = DIALECT.down(method.request, protojson.to_dict(request))
+    params = DIALECT.down(method.request, protojson.to_dict(with_configuration(request)))
     if params.get("historyLength") == 0:
         del params["historyLength"]
     config = params.get("configuration")

@@ -22,7 +22,7 @@ named ``SDK 0.3 Echo (extended)`` is served.
 
 One HTTP port serves the card at ``/.well-known/agent-card.json``, JSON-RPC at
 ``/jsonrpc`` and HTTP+JSON under ``/rest`` (``/rest/v1/message:send`` ...); gRPC
-(``a2a.v1.A2AService``) has its own port; all on 127.0.0.1 ephemeral ports.
+(``a2a.v1.A2AService``, with server reflection) has its own port; all on 127.0.0.1 ephemeral ports.
 The card's ``url`` is the JSON-RPC endpoint and ``additionalInterfaces`` lists
 all three. Once everything listens it prints ``READY grpc=<port> http=<port>``
 and serves until terminated.
@@ -38,7 +38,7 @@ import uuid
 
 import grpc
 import uvicorn
-from a2a.grpc import a2a_pb2_grpc
+from a2a.grpc import a2a_pb2, a2a_pb2_grpc
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.apps import A2ARESTFastAPIApplication, A2AStarletteApplication
 from a2a.server.events import EventQueue
@@ -56,6 +56,7 @@ from a2a.types import (
     TextPart,
 )
 from a2a.utils import new_task
+from grpc_reflection.v1alpha import reflection
 
 HOST = "127.0.0.1"
 JSONRPC_PATH = "/jsonrpc"
@@ -145,6 +146,8 @@ async def main() -> None:
         push_config_store=InMemoryPushNotificationConfigStore(),
     )
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(card, handler), grpc_server)
+    service = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].full_name
+    reflection.enable_server_reflection([service, reflection.SERVICE_NAME], grpc_server)
     await grpc_server.start()
 
     app = A2ARESTFastAPIApplication(card, handler, extended_agent_card=extended).build(rpc_url=REST_PREFIX)

@@ -31,7 +31,7 @@ from tests.interop.conftest import HERE, ROOT, SDK03_REQUIREMENT, _child_env
 pytestmark = pytest.mark.interop
 
 #: The bindings our client speaks v0.3 over.
-V03_BINDINGS = ("jsonrpc",)
+V03_BINDINGS = ("jsonrpc", "grpc", "rest")
 CARD_BINDING = {"grpc": "GRPC", "jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
 SERVER_EXTRAS = "a2a-sdk[http-server,grpc]" + SDK03_REQUIREMENT.removeprefix("a2a-sdk")
 
@@ -120,17 +120,24 @@ async def test_blocking_send_returns_the_v10_task(client: A2AClient) -> None:
     assert task.history[0].role == pb.ROLE_USER
 
 
-async def test_parts_round_trip(client: A2AClient) -> None:
+async def test_parts_round_trip(client: A2AClient, binding: str) -> None:
     data = pb.Part()
     data.data.struct_value.update({"n": 1.5, "list": [1, "x"]})
-    raw = pb.Part(raw=b"\xfb\xff\x00", media_type="application/octet-stream", filename="b.bin")
+    # the 0.3 SDK server reads FilePart bytes as UTF-8 text on its proto path
+    content = b"\xfb\xff\x00" if binding == "jsonrpc" else "héllo".encode()
+    raw = pb.Part(raw=content, media_type="application/octet-stream", filename="b.bin")
     url = pb.Part(url="https://example.com/f.txt", media_type="text/plain", filename="f.txt")
-    sent = [pb.Part(text="t"), data, raw, url]
-    parts = (await client.send_message(sent)).task.artifacts[0].parts
+    text = pb.Part(text="t")
+    text.metadata.update({"k": "v"})
+    parts = (await client.send_message([text, data, raw, url])).task.artifacts[0].parts
     assert [p.WhichOneof("content") for p in parts] == ["text", "data", "raw", "url"]
     assert parts[1].data.struct_value["n"] == 1.5
-    assert (parts[2].raw, parts[2].media_type) == (b"\xfb\xff\x00", "application/octet-stream")
-    assert parts[3].url == "https://example.com/f.txt"
+    assert (parts[2].raw, parts[2].media_type) == (content, "application/octet-stream")
+    assert (parts[3].url, parts[3].media_type) == ("https://example.com/f.txt", "text/plain")
+    if binding == "jsonrpc":  # the v0.3 JSON has slots for these; the v0.3 proto does not (C5)
+        assert (parts[2].filename, dict(parts[0].metadata)) == ("b.bin", {"k": "v"})
+    else:
+        assert (parts[2].filename, dict(parts[0].metadata)) == ("", {})
 
 
 async def test_direct_reply_is_a_message(client: A2AClient) -> None:
@@ -173,7 +180,7 @@ async def test_resubscribe_follows_to_the_end(client: A2AClient) -> None:
     assert states[-1] == pb.TASK_STATE_COMPLETED
 
 
-async def test_push_configs(client: A2AClient) -> None:
+async def test_push_configs(client: A2AClient, binding: str) -> None:
     task = (await client.send_message("hello push")).task
     config = pb.TaskPushNotificationConfig(
         task_id=task.id, id="hook-1", url="https://example.com/hook", token="tok"
@@ -185,6 +192,10 @@ async def test_push_configs(client: A2AClient) -> None:
     got = await client.get_task_push_notification_config(task.id, "hook-1")
     assert got.authentication.scheme == "Bearer"  # schemes[0] (C1)
     assert got.token == "tok"
+    if binding != "jsonrpc":  # the 0.3 SDK serves List / Delete on JSON-RPC only
+        with pytest.raises(A2AError, match=r"not implemented|unknown exception"):
+            await client.list_task_push_notification_configs(task.id)
+        return
     listed = await client.list_task_push_notification_configs(task.id)
     assert [c.id for c in listed.configs] == ["hook-1"]
     await client.delete_task_push_notification_config(task.id, "hook-1")
@@ -211,15 +222,27 @@ async def test_unknown_state_is_an_invalid_agent_response(client: A2AClient) -> 
     assert "unknown" in info.value.message
 
 
-async def test_zone_less_timestamps_are_read_as_utc(client: A2AClient) -> None:
+async def test_zone_less_timestamps_are_read_as_utc(client: A2AClient, binding: str) -> None:
+    if binding != "jsonrpc":
+        pytest.skip(
+            "only v0.3 JSON carries timestamp strings (the SDK server drops a zone-less one on its proto path)"
+        )
     task = (await client.send_message("naive")).task  # C20
     assert task.status.timestamp.ToDatetime(UTC) == datetime(2025, 7, 31, 10, 0, 1, 500000, tzinfo=UTC)
 
 
-async def test_extended_card(client: A2AClient) -> None:
+async def test_extended_card(client: A2AClient, binding: str) -> None:
     card = await client.get_extended_agent_card()
-    assert card.name == "SDK 0.3 Echo (extended)"
+    # the 0.3 SDK's GrpcHandler answers GetAgentCard with the public card
+    assert card.name == ("SDK 0.3 Echo" if binding == "grpc" else "SDK 0.3 Echo (extended)")
     assert card.supported_interfaces[0].protocol_version == "0.3"
+
+
+async def test_grpc_url_without_a_card_finds_the_v03_service(sdk03_server: Sdk03Server) -> None:
+    async with await A2AClient.connect("grpc://" + sdk03_server.grpc_target) as client:
+        assert client.interface.protocol_version == "0.3"  # reflection lists only a2a.v1.A2AService
+        task = (await client.send_message("over grpc://")).task
+        assert task.status.state == pb.TASK_STATE_COMPLETED
 
 
 async def test_cli_against_the_v03_agent(sdk03_server: Sdk03Server) -> None:
