@@ -17,8 +17,9 @@ INVALID_PARAMS, with the field path, for what does not fit):
   dict level (what the HTTP+JSON binding reads and writes);
 * :data:`RPCS`: the ten v0.3 RPCs by name — the v1.0 RPC each calls and the
   rules of its request and response;
-* :func:`error_message` / :func:`error_of`: the v0.3 gRPC error form (C14) —
-  a plain status whose message starts with the v0.3 error type name — and back;
+* :func:`error_message` / :func:`error_of` (:func:`named_error`): the v0.3
+  gRPC error form (C14) — a plain status whose message starts with the v0.3
+  error type name — and back;
 
 ``final`` of a status update (C2) is not in the table: the adapters compute it
 from the v1.0 event (:mod:`a2a_grpc.compat.grpc`).
@@ -59,6 +60,7 @@ __all__ = [
     "down",
     "error_message",
     "error_of",
+    "named_error",
     "up",
 ]
 
@@ -540,8 +542,13 @@ _BY_NAME.update({name: code for code, name in ERROR_NAMES.items()})
 def error_of(code: grpc.StatusCode, details: str) -> A2AError:
     """The A2AError of a v0.3 status (a client's view of :func:`error_message`):
     the error type named by the prefix, else the row of the gRPC code."""
+    named = named_error(details)
+    return named if named is not None else A2AError(ErrorCode.from_grpc_code(code), details or None)
+
+
+def named_error(details: str) -> A2AError | None:
+    """The A2AError of a status message that starts with a v0.3 error type
+    name (``"TaskNotFoundError: …"``), the prefix taken off; else None."""
     name, sep, rest = details.partition(": ")
     found = _BY_NAME.get(name) if sep else None
-    if found is not None:
-        return A2AError(found, rest or None)
-    return A2AError(ErrorCode.from_grpc_code(code), details or None)
+    return A2AError(found, rest or None) if found is not None else None
