@@ -124,6 +124,29 @@ async def test_v03_and_v10_webhooks_on_one_task_get_their_own_dialect(
     assert "final" not in v10[-1].body["statusUpdate"]
 
 
+@pytest.mark.parametrize("binding", ["grpc", "rest", "jsonrpc"])
+async def test_our_v03_client_registers_a_v03_webhook(
+    served: tuple[A2AServer, GatedAgent], receiver: Receiver, binding: str
+) -> None:
+    """Our client speaking v0.3 to our server's v0.3 bindings (item 7 meets item 6)."""
+    server, agent = served
+    wanted = {"grpc": "GRPC", "rest": "HTTP+JSON", "jsonrpc": "JSONRPC"}[binding]
+    url = next(i.url for i in server.card.supported_interfaces if i.protocol_binding == wanted)
+    async with A2AClient.for_interface(url, binding, protocol_version="0.3") as client:
+        config = pb.SendMessageConfiguration(return_immediately=True)
+        task_id = (await client.send_message("go", configuration=config)).task.id
+        assert await asyncio.wait_for(agent.started.get(), 5) == task_id
+        await client.create_task_push_notification_config(
+            pb.TaskPushNotificationConfig(task_id=task_id, id="hook", url=receiver.url("/" + binding))
+        )
+        agent.gate(task_id).set()
+        await receiver.wait_for(lambda: any(h.body.get("final") for h in receiver.on("/" + binding)))
+        assert (await client.get_task(task_id)).status.state == pb.TASK_STATE_COMPLETED
+    last = receiver.on("/" + binding)[-1]
+    assert last.headers["Content-Type"] == "application/json"
+    assert (last.body["kind"], last.body["status"]["state"]) == ("status-update", "completed")
+
+
 async def test_the_dialect_is_stored_with_the_config(store: TaskStore) -> None:
     task_id = await new_task(store)
     config = pb.TaskPushNotificationConfig(task_id=task_id, id="c", url="https://example.com/h")
