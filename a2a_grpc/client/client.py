@@ -154,11 +154,9 @@ class A2AClient:
     ) -> A2AClient:
         """Fetches the Agent Card at ``base_url`` and connects to the first
         interface, in the card's order, whose binding is in ``bindings`` and
-        whose ``protocolVersion`` is 1.0 — else the first such A2A 0.3
-        interface (a v0.3 card's ``url`` / ``additionalInterfaces``; the
-        same API, converted to the v0.3 wire: :mod:`a2a_grpc.client.v03`); one
-        not reachable within ``connect_timeout`` seconds is skipped (spec
-        §5.2, §8.3.2). A
+        whose ``protocolVersion`` is 1.0, else 0.3 (a v0.3 card's endpoints;
+        same API, converted: :mod:`a2a_grpc.client.v03`); one not reachable
+        within ``connect_timeout`` seconds is skipped (spec §5.2, §8.3.2). A
         ``grpc://host:port`` (or ``grpcs://``) URL is a gRPC endpoint without
         a card: the server's reflection, when it has one, must list
         ``lf.a2a.v1.A2AService`` — or only ``a2a.v1.A2AService``, an A2A 0.3
@@ -279,13 +277,7 @@ class A2AClient:
             url = iface.url
             if base_url and binding_key(iface.protocol_binding) != "grpc" and "://" not in url:
                 url = urljoin(base_url, url)
-            try:
-                transport = make_transport(
-                    url, iface.protocol_binding, options, version=iface.protocol_version
-                )
-            except A2AError as exc:
-                failures.append(f"{iface.protocol_binding} {iface.url}: {exc.message}")
-                continue
+            transport = make_transport(url, iface.protocol_binding, options, version=iface.protocol_version)
             try:
                 await transport.probe(connect_timeout)
             except A2AError as exc:
