@@ -78,7 +78,10 @@ class CallContext:
     ``A2A-Version`` service parameter ("" when absent). ``requested_extensions``
     come from ``A2A-Extensions``; the handler adds the ones it activates to
     ``activated_extensions``, which the binding echoes back. ``binding`` is
-    the binding that carried the call: ``grpc``, ``jsonrpc`` or ``rest``. ``principal`` is
+    the binding that carried the call: ``grpc``, ``jsonrpc`` or ``rest``;
+    ``dialect`` the A2A version the caller speaks (``1.0``, or ``0.3`` when a
+    legacy adapter converted the call: push configs record it, so their
+    webhooks get bodies in it). ``principal`` is
     the authenticated caller (None without an auth configuration); the
     authentication step sets it and makes ``user`` its owner id.
     ``client_task_ids``: a message naming an unknown task id creates the task
@@ -99,6 +102,7 @@ class CallContext:
     binding: str = "grpc"
     principal: Principal | None = None
     client_task_ids: bool = False
+    dialect: str = "1.0"
 
     @property
     def owner(self) -> Owner:
@@ -125,6 +129,7 @@ class CallContext:
         peer: str = "",
         deadline: float | None = None,
         binding: str = "grpc",
+        dialect: str = "1.0",
     ) -> CallContext:
         """Builds the context from gRPC metadata or HTTP headers given as
         (key, value) pairs; keys are compared case-insensitively."""
@@ -144,4 +149,5 @@ class CallContext:
             peer=peer,
             deadline=deadline,
             binding=binding,
+            dialect=dialect,
         )

@@ -34,6 +34,7 @@ from a2a_grpc.store.base import (
     TaskExistsError,
     TaskStore,
     VersionConflictError,
+    put_push_config,
 )
 from a2a_grpc.taskupdate import (
     TaskEvent,
@@ -349,7 +350,7 @@ class Driver:
         ex.push_config.tenant = ex.owner.tenant
         if not ex.push_config.id:
             ex.push_config.id = new_id()
-        await self.writer.configs.put_push_config(ex.owner, ex.push_config)
+        await put_push_config(self.writer.configs, ex.owner, ex.push_config, ex.push_dialect)
 
     async def _store(self, ex: Execution, event: object) -> None:
         """Applies ``event`` to the task, writes the result with

@@ -69,6 +69,7 @@ class Execution:
     started: bool = False  # the drive loop is running (see Executions.interrupt)
     applying: bool = False  # the drive loop is applying an event: never cancel the runner then
     push_configs: list[pb.TaskPushNotificationConfig] | None = None
+    push_dialect: str = "1.0"  # the caller's dialect, recorded with ``push_config``
     stream: Subscription | None = None  # the SendStreamingMessage caller's subscription
     fence: Fence | None = None  # cluster mode: the execution lease every write is fenced by
 

@@ -179,6 +179,7 @@ class RequestHandler:
         ex = Execution(
             task_id, context_id, owner, _user_message(msg, task_id, context_id), existing, push_config
         )
+        ex.push_dialect = call.dialect
 
         async def prepare() -> ExecutorContext:
             if ex.existing is not None and self.executions.ended != ended:
@@ -402,7 +403,7 @@ class RequestHandler:
             raise A2AError.invalid_params(FieldViolation("task_id", "is required"))
         await self._get_task(req.task_id, call.owner)
         assert self.push is not None
-        config = await self.push_configs.create(req, call.owner, self.push.check_config)
+        config = await self.push_configs.create(req, call.owner, self.push.check_config, dialect=call.dialect)
         await self._refresh_push(config.task_id)
         return config
 

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from a2a_grpc import paging
 from a2a_grpc.context import Owner
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.store.base import PushConfigStore
+from a2a_grpc.store.base import V1_DIALECT, PushConfigStore, put_push_config
 from a2a_grpc.types import new_id, pb
 
 __all__ = ["PushConfigs"]
@@ -34,9 +34,10 @@ class PushConfigs:
         self.max_per_owner = max_per_owner
 
     async def create(
-        self, req: pb.TaskPushNotificationConfig, owner: Owner, check: Check
+        self, req: pb.TaskPushNotificationConfig, owner: Owner, check: Check, *, dialect: str = V1_DIALECT
     ) -> pb.TaskPushNotificationConfig:
-        """Stores (or replaces) the config, its id generated when empty, and
+        """Stores (or replaces) the config, its id generated when empty, as
+        registered in ``dialect`` (its webhook's bodies follow it), and
         returns it. Raises what ``check`` raises (INVALID_PARAMS for a bad
         webhook) and RESOURCE_EXHAUSTED when a new config is one too many."""
         config = pb.TaskPushNotificationConfig()
@@ -47,7 +48,7 @@ class PushConfigs:
         await check(config)
         if await self.store.get_push_config(owner, config.task_id, config.id) is None:
             await self._check_limits(owner, config.task_id)
-        await self.store.put_push_config(owner, config)
+        await put_push_config(self.store, owner, config, dialect)
         return config
 
     async def _check_limits(self, owner: Owner, task_id: str) -> None:

@@ -109,6 +109,7 @@ def _call_context(
         peer=context.peer(),
         deadline=context.time_remaining(),
         binding=getattr(context, "binding", "grpc"),
+        dialect=getattr(context, "dialect", "1.0"),
     )
     if peer_identities:
         call.peer_identity = peer_identity(context)

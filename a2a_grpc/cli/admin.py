@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
-from google.protobuf import json_format
 
+from a2a_grpc import protojson
 from a2a_grpc.cli.ops import DURATION
 from a2a_grpc.store.base import OutboxRecord
 
@@ -114,7 +114,7 @@ def show(store_url: str | None, seq: int) -> None:
     if rec is None:
         raise click.ClickException(f"no dead letter {seq}")
     click.echo(_line(rec))
-    event = json_format.MessageToDict(pb.StreamResponse.FromString(rec.entry.payload))
+    event = protojson.to_dict(pb.StreamResponse.FromString(rec.entry.payload))  # NaN: null
     click.echo(json.dumps(event, indent=2, ensure_ascii=False))
 
 

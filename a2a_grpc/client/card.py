@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from google.protobuf import json_format
 
+from a2a_grpc.client import v03
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import is_required, pb
 
@@ -111,6 +112,10 @@ def _missing(raw: Any, desc: Any, path: str) -> list[str]:
 def parse_card(raw: Any, *, source: str = "agent card") -> pb.AgentCard:
     """Validates and parses a card given as decoded JSON.
 
+    A v0.3 card (``url`` / ``preferredTransport`` / ``additionalInterfaces``,
+    ``protocolVersion`` 0.3.x, no ``supportedInterfaces``) is read into the
+    v1.0 card first, its interfaces with ``protocolVersion`` 0.3 (legacy digest
+    §2.6, §6.4, C10; :func:`a2a_grpc.client.v03.card_up`).
     Unknown members are ignored (cards often carry v0.3 leftovers). Every
     REQUIRED field of the proto (``google.api.field_behavior``) that is not a
     list must be present, in nested messages too (lists may be left out: ProtoJSON
@@ -121,6 +126,8 @@ def parse_card(raw: Any, *, source: str = "agent card") -> pb.AgentCard:
     """
     if not isinstance(raw, Mapping):
         raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{source}: not a JSON object")
+    if v03.is_legacy_card(raw):
+        raw = v03.card_up(raw, source=source)
     try:
         card = json_format.ParseDict(dict(raw), pb.AgentCard(), ignore_unknown_fields=True)
     except json_format.ParseError as exc:

@@ -25,6 +25,7 @@ from urllib.parse import urljoin
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2, timestamp_pb2
 
+from a2a_grpc.client import v03
 from a2a_grpc.client.auth import Credentials
 from a2a_grpc.client.base import CallOptions, Transport, method
 from a2a_grpc.client.card import (
@@ -41,8 +42,12 @@ from a2a_grpc.client.errors import StreamTruncatedError, state_name
 from a2a_grpc.client.grpc import GrpcTransport
 from a2a_grpc.client.jsonrpc import JsonRpcTransport
 from a2a_grpc.client.rest import RestTransport
+from a2a_grpc.client.v03grpc import SERVICE_NAME as V03_SERVICE_NAME
+from a2a_grpc.client.v03grpc import V03GrpcTransport
+from a2a_grpc.client.v03jsonrpc import V03JsonRpcTransport
+from a2a_grpc.client.v03rest import V03RestTransport
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.types import is_final, new_id, pb
+from a2a_grpc.types import SERVICE_NAME, is_final, new_id, pb
 
 if TYPE_CHECKING:
     from a2a_grpc.cardsign import TrustedKeys
@@ -64,15 +69,29 @@ _DEFAULT = _Default.TOKEN
 Timeout = float | None | _Default
 
 
-def make_transport(url: str, binding: str, options: CallOptions) -> Transport:
+def make_transport(
+    url: str, binding: str, options: CallOptions, *, version: str = PROTOCOL_VERSION
+) -> Transport:
     """The transport of one interface: ``binding`` is ``grpc``, ``jsonrpc``
-    or ``rest`` (or the card's ``GRPC`` / ``JSONRPC`` / ``HTTP+JSON``)."""
+    or ``rest`` (or the card's ``GRPC`` / ``JSONRPC`` / ``HTTP+JSON``);
+    ``version`` its ``protocolVersion``, 1.0 or 0.3 (the v0.3 transports
+    convert to and from the v0.3 wire, :mod:`a2a_grpc.client.v03`)."""
     key = binding_key(binding)
+    if v03.is_v03(version):
+        return _v03_transport(url, key, options)
     if key == "grpc":
         return GrpcTransport(url, options)
     if key == "jsonrpc":
         return JsonRpcTransport(url, options)
     return RestTransport(url, options)
+
+
+def _v03_transport(url: str, key: str, options: CallOptions) -> Transport:
+    if key == "jsonrpc":
+        return V03JsonRpcTransport(url, options)
+    if key == "grpc":
+        return V03GrpcTransport(url, options)
+    return V03RestTransport(url, options)
 
 
 def _parse_state(state: int | str | None) -> int:
@@ -96,7 +115,9 @@ class A2AClient:
     or :meth:`for_interface` (no card). ``timeout`` is the default deadline of
     unary calls in seconds; each method also takes ``timeout=`` (``None`` = no
     deadline). Streams have no deadline unless one is passed. Every request
-    carries ``A2A-Version: 1.0``, the caller's ``headers`` (e.g.
+    carries ``A2A-Version: 1.0`` (``0.3`` to a v0.3 interface, whose calls
+    are converted: ``ListTasks`` has no v0.3 counterpart and raises
+    UNSUPPORTED_OPERATION), the caller's ``headers`` (e.g.
     ``Authorization``) and, when ``extensions`` are given, ``A2A-Extensions``
     (digest §7); the interface's ``tenant`` is copied into every request
     (spec §8.3.2).
@@ -133,11 +154,13 @@ class A2AClient:
     ) -> A2AClient:
         """Fetches the Agent Card at ``base_url`` and connects to the first
         interface, in the card's order, whose binding is in ``bindings`` and
-        whose ``protocolVersion`` is 1.0; one not reachable within
-        ``connect_timeout`` seconds is skipped (spec §5.2, §8.3.2). A
+        whose ``protocolVersion`` is 1.0, else 0.3 (a v0.3 card's endpoints;
+        same API, converted: :mod:`a2a_grpc.client.v03`); one not reachable
+        within ``connect_timeout`` seconds is skipped (spec §5.2, §8.3.2). A
         ``grpc://host:port`` (or ``grpcs://``) URL is a gRPC endpoint without
         a card: the server's reflection, when it has one, must list
-        ``lf.a2a.v1.A2AService``.
+        ``lf.a2a.v1.A2AService`` — or only ``a2a.v1.A2AService``, an A2A 0.3
+        agent, then spoken to in v0.3.
 
         ``tls`` (:class:`~a2a_grpc.tls.ClientTLS`): CA and client certificate
         for ``https``/``grpcs`` and mTLS. A signed card is verified with
@@ -192,14 +215,19 @@ class A2AClient:
                 ErrorCode.UNSUPPORTED_OPERATION,
                 f"{url} is a gRPC endpoint, but only {', '.join(sorted(allowed))} was allowed",
             )
-        transport = GrpcTransport(url, options)
+        transport: GrpcTransport = GrpcTransport(url, options)
+        version = PROTOCOL_VERSION
         try:
             await transport.probe(connect_timeout)
+            names = await transport.services(connect_timeout)
+            if names is not None and SERVICE_NAME not in names and V03_SERVICE_NAME in names:
+                await transport.close()  # an A2A 0.3 gRPC agent (a2a.v1.A2AService)
+                transport, version = V03GrpcTransport(url, options), v03.VERSION
             await transport.confirm_service(connect_timeout)
         except BaseException:
             await transport.close()
             raise
-        iface = pb.AgentInterface(url=url, protocol_binding="GRPC", protocol_version=PROTOCOL_VERSION)
+        iface = pb.AgentInterface(url=url, protocol_binding="GRPC", protocol_version=version)
         return cls(transport, iface, timeout=timeout)
 
     @classmethod
@@ -221,7 +249,9 @@ class A2AClient:
         bare ``host:port`` gRPC URLs TLS too (with ``tls`` or the system roots);
         ``credentials`` as in :meth:`connect`."""
         allowed = [binding_key(b) for b in bindings]
-        candidates = matching_interfaces(card, allowed)
+        candidates = matching_interfaces(card, allowed) + matching_interfaces(
+            card, allowed, version=v03.VERSION
+        )
         if not candidates:
             wanted = ", ".join(BINDINGS[b] for b in allowed)
             offered = describe_interfaces(card.supported_interfaces)
@@ -232,7 +262,9 @@ class A2AClient:
             ]
             code = ErrorCode.VERSION_NOT_SUPPORTED if same_binding else ErrorCode.UNSUPPORTED_OPERATION
             raise A2AError(
-                code, f"the agent offers no {wanted} interface for A2A {PROTOCOL_VERSION} (card: {offered})"
+                code,
+                f"the agent offers no {wanted} interface for A2A {PROTOCOL_VERSION} or {v03.VERSION} "
+                f"(card: {offered})",
             )
         if tls is None and base_url.lower().startswith("https://"):
             from a2a_grpc.tls import ClientTLS
@@ -245,7 +277,7 @@ class A2AClient:
             url = iface.url
             if base_url and binding_key(iface.protocol_binding) != "grpc" and "://" not in url:
                 url = urljoin(base_url, url)
-            transport = make_transport(url, iface.protocol_binding, options)
+            transport = make_transport(url, iface.protocol_binding, options, version=iface.protocol_version)
             try:
                 await transport.probe(connect_timeout)
             except A2AError as exc:
@@ -269,19 +301,20 @@ class A2AClient:
         extensions: Sequence[str] = (),
         tls: ClientTLS | None = None,
         credentials: Credentials | None = None,
+        protocol_version: str = PROTOCOL_VERSION,
     ) -> A2AClient:
         """A client for a known interface, without fetching the card.
         ``binding`` is ``grpc`` / ``jsonrpc`` / ``rest`` (or the card's
-        names); ``tls`` as in :meth:`connect`; ``credentials`` go as
-        ``X-API-Key`` / ``Authorization: Bearer``. Nothing is connected until
-        the first call."""
+        names); ``protocol_version`` ``1.0`` or ``0.3``; ``tls`` as in
+        :meth:`connect`; ``credentials`` go as ``X-API-Key`` /
+        ``Authorization: Bearer``. Nothing is connected until the first call."""
         key = binding_key(binding)
         iface = pb.AgentInterface(
-            url=url, protocol_binding=BINDINGS[key], tenant=tenant, protocol_version=PROTOCOL_VERSION
+            url=url, protocol_binding=BINDINGS[key], tenant=tenant, protocol_version=protocol_version
         )
         extra = credentials.default_headers() if credentials else {}
         options = CallOptions(headers={**(headers or {}), **extra}, extensions=tuple(extensions), tls=tls)
-        return cls(make_transport(url, key, options), iface, timeout=timeout)
+        return cls(make_transport(url, key, options, version=protocol_version), iface, timeout=timeout)
 
     @property
     def binding(self) -> str:

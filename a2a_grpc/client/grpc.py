@@ -51,6 +51,9 @@ class GrpcTransport(Transport):
     running event loop; ``max_message_bytes`` bounds received messages."""
 
     binding = "grpc"
+    #: The service called, and its generated stub.
+    service_name = SERVICE_NAME
+    stub_class: Any = pb_grpc.A2AServiceStub
 
     def __init__(self, url: str, options: CallOptions, *, max_message_bytes: int = 16 * 1024 * 1024) -> None:
         super().__init__(url, options)
@@ -59,9 +62,9 @@ class GrpcTransport(Transport):
             self.tls = True
         self._max = max_message_bytes
         self._channel: grpc.aio.Channel | None = None
-        self._stub: pb_grpc.A2AServiceStub | None = None
+        self._stub: Any = None
 
-    def _get_stub(self) -> pb_grpc.A2AServiceStub:
+    def _get_stub(self) -> Any:
         if self._stub is None:
             opts = [
                 ("grpc.max_receive_message_length", self._max),
@@ -73,7 +76,7 @@ class GrpcTransport(Transport):
                 self._channel = grpc.aio.secure_channel(self.target, creds, options=opts)
             else:
                 self._channel = grpc.aio.insecure_channel(self.target, options=opts)
-            self._stub = pb_grpc.A2AServiceStub(self._channel)
+            self._stub = self.stub_class(self._channel)
         return self._stub
 
     async def probe(self, timeout: float) -> None:
@@ -91,34 +94,38 @@ class GrpcTransport(Transport):
 
     async def confirm_service(self, timeout: float) -> None:
         """Asks the server's reflection service whether it serves
-        ``lf.a2a.v1.A2AService``: used when there is no Agent Card to say so
-        (a ``grpc://`` URL). A server without reflection is taken on trust.
+        :attr:`service_name` (``lf.a2a.v1.A2AService``): used when there is no
+        Agent Card to say so (a ``grpc://`` URL). A server without reflection
+        is taken on trust.
 
         Raises A2AError(UNSUPPORTED_OPERATION) naming the services found when
         the A2A service is not among them; UNAVAILABLE when the server does
         not answer within ``timeout`` seconds."""
+        names = await self.services(timeout)
+        if names is not None and self.service_name not in names:
+            raise A2AError(
+                ErrorCode.UNSUPPORTED_OPERATION,
+                f"gRPC endpoint {self.target} does not serve {self.service_name} "
+                f"(it serves: {', '.join(names) or 'nothing'})",
+            )
+
+    async def services(self, timeout: float) -> list[str] | None:
+        """The services the server's reflection lists (None when it has no
+        reflection); UNAVAILABLE when it does not answer within ``timeout``."""
         self._get_stub()
         assert self._channel is not None
         stub = reflection_pb2_grpc.ServerReflectionStub(self._channel)
         request = reflection_pb2.ServerReflectionRequest(list_services="")
         try:
             async for response in stub.ServerReflectionInfo(iter((request,)), timeout=timeout):
-                names = sorted(s.name for s in response.list_services_response.service)
-                break
-            else:
-                return
+                return sorted(s.name for s in response.list_services_response.service)
         except grpc.aio.AioRpcError as err:
             if err.code() == grpc.StatusCode.UNIMPLEMENTED:
-                return
+                return None
             raise A2AError(
                 ErrorCode.UNAVAILABLE, f"gRPC endpoint {self.target}: {err.code().name}: {err.details()}"
             ) from None
-        if SERVICE_NAME not in names:
-            raise A2AError(
-                ErrorCode.UNSUPPORTED_OPERATION,
-                f"gRPC endpoint {self.target} does not serve {SERVICE_NAME} "
-                f"(it serves: {', '.join(names) or 'nothing'})",
-            )
+        return None
 
     def _error(self, err: grpc.aio.AioRpcError) -> A2AError:
         """from_grpc_error, with a hint when the connection was closed during

@@ -71,8 +71,17 @@ class JsonRpcTransport(HttpTransport):
         reply = decode_json(body)
         if reply is None:
             raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{m.name}: the answer is not JSON")
-        result = self._result(reply, envelope["id"], m.name)
+        return self.decode_result(m, request, self._result(reply, envelope["id"], m.name))
+
+    def decode_result(
+        self, m: _descriptor.MethodDescriptor, request: _message.Message, result: Any
+    ) -> _message.Message:
+        """The response proto of a unary call's ``result`` (ProtoJSON of it)."""
         return parse_message(result, response_class(m), what=m.name)
+
+    def decode_event(self, m: _descriptor.MethodDescriptor, result: Any) -> pb.StreamResponse:
+        """The StreamResponse of one stream event's ``result``."""
+        return parse_message(result, pb.StreamResponse, what=m.name)  # type: ignore[return-value]
 
     async def stream(
         self, m: _descriptor.MethodDescriptor, request: _message.Message, timeout: float | None
@@ -94,5 +103,4 @@ class JsonRpcTransport(HttpTransport):
                 reply = decode_json(event.data.encode())
                 if reply is None:
                     raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{m.name}: stream event is not JSON")
-                result = self._result(reply, envelope["id"], m.name)
-                yield parse_message(result, pb.StreamResponse, what=m.name)  # type: ignore[misc]
+                yield self.decode_event(m, self._result(reply, envelope["id"], m.name))

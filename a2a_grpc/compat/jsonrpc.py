@@ -54,7 +54,10 @@ Json = dict[str, Any]
 class V03Context(GatewayContext):
     """The servicer's context of a v0.3 call: the request's headers, with the
     version the converted request is in (``a2a-version: 1.0``) and the v0.3
-    extensions header as ``a2a-extensions``."""
+    extensions header as ``a2a-extensions``. Its ``dialect`` is ``0.3``: a
+    push config set through it gets v0.3 bodies (C21)."""
+
+    dialect = "0.3"
 
     def __init__(self, request: web.Request) -> None:
         super().__init__(request)

@@ -47,9 +47,12 @@ Json = dict[str, Any]
 class V01Context(V03Context):
     """The servicer's context of a v0.1 call: as a v0.3 one (sent on as
     ``A2A-Version: 1.0``), plus ``client_task_ids`` (C3), which the servicer
-    copies into :attr:`a2a_grpc.context.CallContext.client_task_ids`."""
+    copies into :attr:`a2a_grpc.context.CallContext.client_task_ids`. Its
+    ``dialect`` is ``0.1``: push configs set through it record that, and get
+    the v1.0 body until the dispatcher has a v0.1 one (docs/dialects.md)."""
 
     client_task_ids = True
+    dialect = "0.1"
 
     def __init__(self, request: web.Request, binding: str) -> None:
         super().__init__(request)

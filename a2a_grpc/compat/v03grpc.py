@@ -91,7 +91,10 @@ class V1View:
     ``a2a-version: 1.0`` and the legacy extensions header as
     ``a2a-extensions``; activated extensions echoed under both names; an
     abort raises :class:`_Refused` to the adapter instead of ending the call.
-    Everything else (peer, deadline, TLS, ``binding``) is the caller's."""
+    Everything else (peer, deadline, TLS, ``binding``) is the caller's;
+    ``dialect`` is ``0.3``, so push configs set this way get v0.3 bodies (C21)."""
+
+    dialect = "0.3"
 
     def __init__(self, context: Any) -> None:
         self._context = context

@@ -5,9 +5,14 @@ push config of a task for every task update, in the same store transaction as
 the update, then calls :meth:`PushDispatcher.wake`. This module turns those
 rows into HTTP POSTs:
 
-* **What is sent** — ``POST {config.url}`` with the ProtoJSON of the stored
-  ``StreamResponse`` (camelCase names, enum names), ``Content-Type:
-  application/a2a+json``, ``Authorization: {scheme} {credentials}`` when the
+* **What is sent** — ``POST {config.url}`` with the stored event in the
+  dialect the config was registered in (legacy digest C21, :data:`BODIES`):
+  for A2A 1.0 the ProtoJSON of the ``StreamResponse`` (camelCase names, enum
+  names; a NaN or infinite number in a data value is ``null``), ``Content-Type:
+  application/a2a+json``; for A2A 0.3 the bare v0.3 event (``kind``,
+  lowercase-dash states, ``final`` on status updates: true at a terminal or
+  interrupted state), ``Content-Type: application/json``. Then
+  ``Authorization: {scheme} {credentials}`` when the
   config has ``authentication``, ``X-A2A-Notification-Token`` when it has a
   ``token``, and ``A2A-Notification-Id: {event_id}`` — stable across retries so
   a receiver can drop duplicates (delivery is at-least-once).
@@ -48,19 +53,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
-import json
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 import aiohttp
-from google.protobuf import json_format
+from google.protobuf.json_format import Error as JsonFormatError
 from google.protobuf.message import DecodeError
 
+from a2a_grpc import protojson
+from a2a_grpc.compat import v03
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.push.ssrf import (
     AddressPolicy,
@@ -71,11 +77,19 @@ from a2a_grpc.push.ssrf import (
     header_value_problem,
     scheme_problem,
 )
-from a2a_grpc.store.base import OutboxRecord, PushConfigStore, PushOutbox
+from a2a_grpc.store.base import V1_DIALECT, OutboxRecord, PushConfigStore, PushOutbox, get_push_target
 from a2a_grpc.telemetry import NO_OBSERVER, Observer
 from a2a_grpc.types import pb
 
-__all__ = ["CONTENT_TYPE", "NOTIFICATION_ID_HEADER", "TOKEN_HEADER", "DeliveryStore", "PushDispatcher"]
+__all__ = [
+    "BODIES",
+    "CONTENT_TYPE",
+    "NOTIFICATION_ID_HEADER",
+    "TOKEN_HEADER",
+    "BodyEncoder",
+    "DeliveryStore",
+    "PushDispatcher",
+]
 
 log = logging.getLogger("a2a_grpc.push")
 
@@ -384,8 +398,8 @@ class PushDispatcher:
 
     async def _deliver(self, rec: OutboxRecord) -> _Outcome:
         entry = rec.entry
-        config = await self._store.get_push_config_any_owner(entry.task_id, entry.config_id)
-        if config is None:
+        target = await get_push_target(self._store, entry.task_id, entry.config_id)
+        if target is None:
             self.stats["dropped"] += 1
             self.observer.push_outcome("dropped")
             log.info(
@@ -398,7 +412,7 @@ class PushDispatcher:
             await self._mark(rec, out, rec.attempts)
             return out
         attempt = rec.attempts + 1
-        outcome, host = await self._post(rec, config, attempt)
+        outcome, host = await self._post(rec, *target, attempt)
         await self._mark(rec, outcome, attempt)
         ids = (entry.task_id, entry.config_id, entry.event_id, host, attempt)
         self.observer.push_outcome("retried" if outcome.state == "pending" else outcome.state)
@@ -430,7 +444,7 @@ class PushDispatcher:
         )
 
     async def _post(
-        self, rec: OutboxRecord, config: pb.TaskPushNotificationConfig, attempt: int
+        self, rec: OutboxRecord, config: pb.TaskPushNotificationConfig, dialect: str, attempt: int
     ) -> tuple[_Outcome, str]:
         """One POST; never raises (except cancellation)."""
         try:
@@ -439,10 +453,10 @@ class PushDispatcher:
             return self._dead(f"refused by the SSRF guard: {err}"), "?"
         host = target.host
         try:
-            body = _body(rec.entry.payload)
-        except (DecodeError, ValueError) as err:
+            content_type, body = _body(rec.entry.payload, dialect)
+        except (DecodeError, ValueError, JsonFormatError, A2AError) as err:
             return self._dead(f"the stored event cannot be encoded: {err}"), host
-        headers = {"Content-Type": CONTENT_TYPE, NOTIFICATION_ID_HEADER: rec.entry.event_id}
+        headers = {"Content-Type": content_type, NOTIFICATION_ID_HEADER: rec.entry.event_id}
         if config.HasField("authentication") and config.authentication.scheme:
             auth = config.authentication
             headers["Authorization"] = f"{auth.scheme} {auth.credentials}".rstrip()
@@ -502,12 +516,37 @@ class PushDispatcher:
         return _Outcome("pending", time.time() + delay, error)
 
 
-def _body(payload: bytes) -> bytes:
-    """ProtoJSON of a serialized ``StreamResponse`` (camelCase, enum names)."""
+#: One dialect's push body: (Content-Type, body) of a ``StreamResponse`` (as
+#: ProtoJSON, :func:`a2a_grpc.protojson.to_dict`).
+BodyEncoder = Callable[[dict[str, Any]], tuple[str, bytes]]
+
+
+def _v1_body(event: dict[str, Any]) -> tuple[str, bytes]:
+    return CONTENT_TYPE, protojson.dumps(event).encode()
+
+
+def _v03_body(event: dict[str, Any]) -> tuple[str, bytes]:
+    """The bare v0.3 event, ``final`` set as the v0.3 stream would (C2, C21)."""
+    legacy = v03.DIALECT.down("StreamResponse", event)
+    if legacy.get("kind") == "status-update":
+        legacy["final"] = v03.final_of(legacy, closes_on_interrupt=True)
+    return "application/json", protojson.dumps(legacy).encode()
+
+
+#: The push body of each dialect a config may be registered in (C21). A
+#: dialect without an entry (e.g. one a newer release recorded) gets the
+#: v1.0 body. The oldest shape (``tasks/send`` era) registers its own here.
+BODIES: dict[str, BodyEncoder] = {V1_DIALECT: _v1_body, "0.3": _v03_body}
+
+
+def _body(payload: bytes, dialect: str = V1_DIALECT) -> tuple[str, bytes]:
+    """(Content-Type, body) of a serialized ``StreamResponse`` for a webhook
+    registered in ``dialect``. Encoded by :mod:`a2a_grpc.protojson`, so a NaN
+    or infinite number in a data value is ``null`` rather than a failure."""
     event = pb.StreamResponse.FromString(payload)
     if event.WhichOneof("payload") is None:
         raise ValueError("the StreamResponse is empty")
-    return json.dumps(json_format.MessageToDict(event), separators=(",", ":")).encode()
+    return BODIES.get(dialect, _v1_body)(protojson.to_dict(event))
 
 
 def _retry_after_seconds(value: str | None) -> float | None:

@@ -15,18 +15,26 @@ changes (design.md, "terminal is final").
 Every task belongs to an :class:`~a2a_grpc.context.Owner` (tenant + user);
 asking with another owner behaves exactly like asking for a missing task
 (spec §13.1).
+
+A push config also records the **dialect** it was registered in (``"1.0"``,
+``"0.3"``, …; legacy digest C21): its webhook gets bodies in that dialect.
+That is optional for a backend (:class:`PushDialects`); the core goes through
+:func:`put_push_config` and :func:`get_push_target`, which treat a store
+without it as one where every config is v1.0.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from a2a_grpc.context import Owner
 from a2a_grpc.types import pb
 
 __all__ = [
+    "V1_DIALECT",
     "Fence",
     "LeaseLostError",
     "ListPage",
@@ -34,6 +42,7 @@ __all__ = [
     "OutboxEntry",
     "OutboxRecord",
     "PushConfigStore",
+    "PushDialects",
     "PushOutbox",
     "Store",
     "StoreLifecycle",
@@ -41,7 +50,14 @@ __all__ = [
     "TaskExistsError",
     "TaskStore",
     "VersionConflictError",
+    "get_push_target",
+    "put_push_config",
 ]
+
+#: The dialect of a push config registered over A2A 1.0 (and of any config a
+#: store records no dialect for): its webhook gets ``StreamResponse`` bodies.
+V1_DIALECT = "1.0"
+log = logging.getLogger(__name__)
 
 
 class VersionConflictError(Exception):
@@ -220,6 +236,52 @@ class PushConfigStore(Protocol):
     ) -> pb.TaskPushNotificationConfig | None:
         """The config whatever its owner (task ids are globally unique): used
         by push delivery, whose outbox rows carry no owner."""
+
+
+@runtime_checkable
+class PushDialects(Protocol):
+    """A :class:`PushConfigStore` that keeps each config's dialect (optional;
+    the memory and SQL stores do)."""
+
+    async def put_push_config(
+        self, owner: Owner, config: pb.TaskPushNotificationConfig, *, dialect: str = V1_DIALECT
+    ) -> None:
+        """As :meth:`PushConfigStore.put_push_config`, recording ``dialect``."""
+
+    async def get_push_target(
+        self, task_id: str, config_id: str
+    ) -> tuple[pb.TaskPushNotificationConfig, str] | None:
+        """The config whoever owns it and its dialect, or None (for push delivery)."""
+
+
+async def put_push_config(
+    store: PushConfigStore, owner: Owner, config: pb.TaskPushNotificationConfig, dialect: str = V1_DIALECT
+) -> None:
+    """Stores ``config`` registered in ``dialect``; a store that keeps no
+    dialects stores it as v1.0 (its webhook then gets v1.0 bodies: logged)."""
+    if isinstance(store, PushDialects):
+        await store.put_push_config(owner, config, dialect=dialect)
+        return
+    if dialect != V1_DIALECT:
+        log.warning(
+            "%s keeps no push-config dialects: config %s of task %s gets A2A 1.0 bodies, not %s",
+            type(store).__name__,
+            config.id,
+            config.task_id,
+            dialect,
+        )
+    await store.put_push_config(owner, config)
+
+
+async def get_push_target(
+    store: PushConfigStore, task_id: str, config_id: str
+) -> tuple[pb.TaskPushNotificationConfig, str] | None:
+    """The config (whoever owns it) and the dialect it was registered in, or
+    None; ``"1.0"`` for a store that keeps no dialects."""
+    if isinstance(store, PushDialects):
+        return await store.get_push_target(task_id, config_id)
+    config = await store.get_push_config_any_owner(task_id, config_id)
+    return None if config is None else (config, V1_DIALECT)
 
 
 class PushOutbox(Protocol):

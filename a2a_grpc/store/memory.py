@@ -19,6 +19,7 @@ from typing import Final
 
 from a2a_grpc.context import Owner
 from a2a_grpc.store.base import (
+    V1_DIALECT,
     Fence,
     ListPage,
     ListQuery,
@@ -149,6 +150,7 @@ class InMemoryTaskStore:
         self._index: dict[tuple[str, str], _OwnerIndex] = {}  # by (tenant, user)
         # (owner, task_id) -> config id -> config, in creation order.
         self._configs: dict[tuple[Owner, str], dict[str, pb.TaskPushNotificationConfig]] = {}
+        self._dialects: dict[tuple[Owner, str], dict[str, str]] = {}  # beside _configs: their dialects
         self._config_counts: dict[Owner, int] = {}
         self._config_owners: dict[str, set[Owner]] = {}  # task id -> owners with configs on it
         self._outbox: dict[int, _OutboxRow] = {}
@@ -283,14 +285,28 @@ class InMemoryTaskStore:
 
     # --- push notification configs -------------------------------------------
 
-    async def put_push_config(self, owner: Owner, config: pb.TaskPushNotificationConfig) -> None:
+    async def put_push_config(
+        self, owner: Owner, config: pb.TaskPushNotificationConfig, *, dialect: str = V1_DIALECT
+    ) -> None:
         """Creates or replaces (keeping its place in creation order) a copy of
-        ``config``, keyed by ``config.task_id`` and ``config.id``."""
+        ``config``, keyed by ``config.task_id`` and ``config.id``, registered
+        in ``dialect``."""
         configs = self._configs.setdefault((owner, config.task_id), {})
         if config.id not in configs:
             self._config_counts[owner] = self._config_counts.get(owner, 0) + 1
             self._config_owners.setdefault(config.task_id, set()).add(owner)
         configs[config.id] = _copy_config(config)
+        self._dialects.setdefault((owner, config.task_id), {})[config.id] = dialect
+
+    async def get_push_target(
+        self, task_id: str, config_id: str
+    ) -> tuple[pb.TaskPushNotificationConfig, str] | None:
+        """A copy of the config whoever owns it and its dialect, or None."""
+        for owner in self._config_owners.get(task_id, ()):
+            config = self._configs[(owner, task_id)].get(config_id)
+            if config is not None:
+                return _copy_config(config), self._dialects[(owner, task_id)].get(config_id, V1_DIALECT)
+        return None
 
     async def get_push_config(
         self, owner: Owner, task_id: str, config_id: str
@@ -331,8 +347,9 @@ class InMemoryTaskStore:
         configs = self._configs.get((owner, task_id))
         if configs is None or configs.pop(config_id, None) is None:
             return False
+        self._dialects[(owner, task_id)].pop(config_id, None)
         if not configs:
-            del self._configs[(owner, task_id)]
+            del self._configs[(owner, task_id)], self._dialects[(owner, task_id)]
             owners = self._config_owners[task_id]
             owners.discard(owner)
             if not owners:
@@ -421,6 +438,7 @@ class InMemoryTaskStore:
             self._index_remove(row)
             for owner in self._config_owners.pop(row[_KEY][1], set()):
                 self._config_counts[owner] -= len(self._configs.pop((owner, row[_KEY][1]), {}))
+                self._dialects.pop((owner, row[_KEY][1]), None)
         if gone:
             for seq in [s for s, r in self._outbox.items() if r.entry.task_id in gone]:
                 row_state = self._outbox.pop(seq).state

@@ -28,6 +28,7 @@ TIMED_OPERATIONS = frozenset(
         "delete_push_config",
         "count_push_configs",
         "get_push_config_any_owner",
+        "get_push_target",
         "outbox_due",
         "outbox_mark",
         "outbox_count",

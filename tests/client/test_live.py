@@ -216,7 +216,7 @@ async def test_grpc_only_agent_refuses_http_bindings(server: A2AServer) -> None:
     with pytest.raises(A2AError) as info:
         await A2AClient.from_card(card, bindings=["rest"])
     assert info.value.code is ErrorCode.UNSUPPORTED_OPERATION
-    card.supported_interfaces[0].protocol_version = "0.3"
+    card.supported_interfaces[0].protocol_version = "0.2"  # neither 1.0 nor 0.3
     with pytest.raises(A2AError) as info:
         await A2AClient.from_card(card, bindings=["grpc"])
     assert info.value.code is ErrorCode.VERSION_NOT_SUPPORTED

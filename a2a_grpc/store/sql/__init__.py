@@ -10,7 +10,8 @@ update and the notifications it causes commit together or not at all.
 Tables (names start with ``table_prefix``, ``a2a_`` by default):
 
 - ``tasks``: id, tenant, owner_user, context_id, state, status_ts_ms, version, data
-- ``push_configs``: seq (creation order), tenant, owner_user, task_id, id, data
+- ``push_configs``: seq (creation order), tenant, owner_user, task_id, id, data,
+  dialect (what the config was registered in, NULL for A2A 1.0; added on open)
 - ``push_outbox``: seq, task_id, config_id, event_id, payload, attempts,
   next_attempt_at (Unix seconds), state, last_error
 - ``task_counts``: tenant, owner_user, dim, val, n — how many tasks each owner

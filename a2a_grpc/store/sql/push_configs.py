@@ -9,6 +9,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from a2a_grpc.context import Owner
+from a2a_grpc.store.base import V1_DIALECT
 from a2a_grpc.store.sql.engine import SqlDatabase
 from a2a_grpc.types import pb
 
@@ -23,23 +24,27 @@ class SqlPushConfigs(SqlDatabase):
         c = self.schema.configs.c
         return [c.tenant == owner.tenant, c.owner_user == owner.user, c.task_id == task_id, c.id == config_id]
 
-    async def put_push_config(self, owner: Owner, config: pb.TaskPushNotificationConfig) -> None:
+    async def put_push_config(
+        self, owner: Owner, config: pb.TaskPushNotificationConfig, *, dialect: str = V1_DIALECT
+    ) -> None:
         """Creates or replaces (keeping its place in creation order) the
-        config keyed by ``config.task_id`` and ``config.id``."""
+        config keyed by ``config.task_id`` and ``config.id``, registered in
+        ``dialect`` (stored as NULL for v1.0)."""
         configs = self.schema.configs
         key = self._config_key(owner, config.task_id, config.id)
         data = config.SerializeToString()
+        values = {"data": data, "dialect": None if dialect == V1_DIALECT else dialect}
         row = {
             "tenant": owner.tenant,
             "owner_user": owner.user,
             "task_id": config.task_id,
             "id": config.id,
-            "data": data,
+            **values,
         }
         for attempt in range(2):
             try:
                 async with self._write() as conn:
-                    result = await conn.execute(update(configs).where(*key).values(data=data))
+                    result = await conn.execute(update(configs).where(*key).values(**values))
                     if result.rowcount == 0:
                         await conn.execute(insert(configs).values(**row))
                 return
@@ -62,11 +67,25 @@ class SqlPushConfigs(SqlDatabase):
     ) -> pb.TaskPushNotificationConfig | None:
         """The config whoever owns it, or None; for the push dispatcher,
         whose outbox rows carry no owner (part of ``PushConfigStore``)."""
+        target = await self.get_push_target(task_id, config_id)
+        return None if target is None else target[0]
+
+    async def get_push_target(
+        self, task_id: str, config_id: str
+    ) -> tuple[pb.TaskPushNotificationConfig, str] | None:
+        """The config whoever owns it and the dialect it was registered in,
+        or None (``PushDialects``)."""
         c = self.schema.configs.c
-        stmt = select(c.data).where(c.task_id == task_id, c.id == config_id).order_by(c.seq).limit(1)
+        stmt = (
+            select(c.data, c.dialect).where(c.task_id == task_id, c.id == config_id).order_by(c.seq).limit(1)
+        )
         async with self.engine.connect() as conn:
-            data = (await conn.execute(stmt)).scalar_one_or_none()
-        return None if data is None else pb.TaskPushNotificationConfig.FromString(data)
+            row = (await conn.execute(stmt)).one_or_none()
+        return (
+            None
+            if row is None
+            else (pb.TaskPushNotificationConfig.FromString(row.data), row.dialect or V1_DIALECT)
+        )
 
     async def list_push_configs(
         self, owner: Owner, task_id: str, *, limit: int | None = None, after_id: str | None = None

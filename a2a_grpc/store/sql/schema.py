@@ -101,6 +101,8 @@ def _push_configs(md: MetaData, prefix: str) -> Table:
         Column("task_id", String(), nullable=False),
         Column("id", String(), nullable=False),
         Column("data", LargeBinary(), nullable=False),
+        # The dialect the config was registered in (C21); NULL: "1.0". Added to older databases on open
+        Column("dialect", Text(), nullable=True),
         # Leading (task_id, id) also serves the push dispatcher's owner-less lookup.
         UniqueConstraint("task_id", "id", "tenant", "owner_user", name=f"{prefix}push_configs_key"),
     )
@@ -179,6 +181,7 @@ def create_schema(conn: Connection, schema: Schema) -> None:
 _ADDED_COLUMNS = (
     ("outbox", "trace_context", "TEXT"),
     ("tasks", "chunks", "INTEGER NOT NULL DEFAULT 0"),
+    ("configs", "dialect", "TEXT"),
 )
 
 
