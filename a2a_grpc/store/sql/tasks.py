@@ -17,8 +17,6 @@ from typing import Any
 from sqlalchemy import Delete, Insert, Select, Update, bindparam, delete, func, insert, select, tuple_, update
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from a2a_grpc.context import Owner
@@ -32,6 +30,7 @@ from a2a_grpc.store.base import (
     VersionConflictError,
 )
 from a2a_grpc.store.memory import status_ts_ms
+from a2a_grpc.store.sql.batch import COUNTS_KEY, WriteConnection
 from a2a_grpc.store.sql.caches import TaskMemory
 from a2a_grpc.store.sql.engine import SqlDatabase
 from a2a_grpc.store.sql.outbox import pending_rows
@@ -70,7 +69,9 @@ class TaskStatements:
         owned = (t.tenant == bindparam("b_tenant"), t.owner_user == bindparam("b_user"))
         at_expected = (t.id == bindparam("b_id"), *owned, t.version == bindparam("b_expected"))
         return cls(
-            insert_task=insert(schema.tasks),
+            insert_task=(sqlite_dialect.insert if sqlite else pg_dialect.insert)(
+                schema.tasks
+            ).on_conflict_do_nothing(),
             get=select(t.data, t.version, t.state, t.chunks).where(t.id == bindparam("b_id"), *owned),
             old=select(t.state, t.context_id, t.chunks).where(*at_expected),
             update=update(schema.tasks)
@@ -160,32 +161,30 @@ class SqlTasks(SqlDatabase):
         ``fence``, LeaseLostError when its lease no longer holds (see
         :meth:`check_fence`)."""
         data = task.SerializeToString()
-        try:
-            await self._run_write(self._create_tx, task, owner, data, fence)
-        except IntegrityError as exc:
-            raise TaskExistsError(task.id) from exc
+        await self._run_write(self._create_tx, task, owner, data, fence)
         self._memory.record((task.id, owner.tenant, owner.user), 1, task.status.state, task.context_id, data)
         return 1
 
     def _create_tx(
-        self, conn: Connection, task: pb.Task, owner: Owner, data: bytes, fence: Fence | None = None
+        self, conn: WriteConnection, task: pb.Task, owner: Owner, data: bytes, fence: Fence | None = None
     ) -> None:
         if fence is not None:
             self.check_fence(conn, fence)
         state = task.status.state
-        conn.execute(
-            self._st.insert_task,
-            {
-                "id": task.id,
-                "tenant": owner.tenant,
-                "owner_user": owner.user,
-                "context_id": task.context_id,
-                "state": state,
-                "status_ts_ms": status_ts_ms(task),
-                "version": 1,
-                "data": data,
-            },
-        )
+        row = {
+            "id": task.id,
+            "tenant": owner.tenant,
+            "owner_user": owner.user,
+            "context_id": task.context_id,
+            "state": state,
+            "status_ts_ms": status_ts_ms(task),
+            "version": 1,
+            "data": data,
+        }
+        # ON CONFLICT DO NOTHING: a taken id is decided here, with no database
+        # error, so the rest of the batch commits (see store.sql.batch).
+        if conn.execute(self._st.insert_task, row).rowcount != 1:
+            raise TaskExistsError(task.id)
         self._add_counts(
             conn, owner, {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
         )
@@ -278,7 +277,7 @@ class SqlTasks(SqlDatabase):
 
     def _update_tx(
         self,
-        conn: Connection,
+        conn: WriteConnection,
         task: pb.Task,
         owner: Owner,
         where: dict[str, Any],
@@ -328,14 +327,14 @@ class SqlTasks(SqlDatabase):
     #: Whether this store keeps a task-event log (see :meth:`log_event`).
     event_log = False
 
-    def log_event(self, conn: Connection, task_id: str, version: int, event: pb.StreamResponse) -> None:
+    def log_event(self, conn: WriteConnection, task_id: str, version: int, event: pb.StreamResponse) -> None:
         """Inside a task write: appends the event that made the task
         ``version`` to the task-event log (only called when :attr:`event_log`;
         the cluster store has one). An update given no event logs the task
         snapshot, as task creation does."""
         raise NotImplementedError
 
-    def check_fence(self, conn: Connection, fence: Fence) -> None:
+    def check_fence(self, conn: WriteConnection, fence: Fence) -> None:
         """Inside a write transaction: raises LeaseLostError unless ``fence``'s
         lease still holds. This store keeps no leases (ValueError); the
         cluster store (:mod:`a2a_grpc.cluster.store`) does."""
@@ -343,7 +342,7 @@ class SqlTasks(SqlDatabase):
 
     def _append_rows(
         self,
-        conn: Connection,
+        conn: WriteConnection,
         task: pb.Task,
         where: dict[str, Any],
         version: int,
@@ -360,12 +359,25 @@ class SqlTasks(SqlDatabase):
         )
         return had + 1
 
-    def _add_counts(self, conn: Connection, owner: Owner, deltas: _Deltas) -> None:
-        """Moves the task counts by ``deltas`` in one statement. Rows go in key
-        order, so concurrent PostgreSQL transactions lock them in one order."""
+    def _add_counts(self, conn: WriteConnection, owner: Owner, deltas: _Deltas) -> None:
+        """Moves the task counts by ``deltas``: inside a group commit the
+        moves are summed over the batch and written once before its COMMIT
+        (:meth:`_flush_counts`); otherwise at once."""
+        pending: dict[Any, int] | None = conn.info.get(COUNTS_KEY)
+        if pending is None:
+            self._flush_counts(conn, {(owner.tenant, owner.user, *key): n for key, n in deltas.items()})
+            return
+        for (dim, val), n in deltas.items():
+            key = (owner.tenant, owner.user, dim, val)
+            pending[key] = pending.get(key, 0) + n
+
+    def _flush_counts(self, conn: WriteConnection, counts: dict[Any, int]) -> None:
+        """Writes summed count moves ((tenant, user, dim, val) → n) in one
+        statement. Rows go in key order, so concurrent PostgreSQL
+        transactions lock them in one order (no deadlock)."""
         rows = [
-            {"b_tenant": owner.tenant, "b_user": owner.user, "b_dim": dim, "b_val": val, "b_n": n}
-            for (dim, val), n in sorted(deltas.items())
+            {"b_tenant": tenant, "b_user": user, "b_dim": dim, "b_val": val, "b_n": n}
+            for (tenant, user, dim, val), n in sorted(counts.items())
             if n
         ]
         if rows:
