@@ -219,9 +219,16 @@ class ClusterStore(SqlTaskStore):
         if self.notify_in_transaction:
             conn.execute(self._sql_notify, {"channel": self.channel, "payload": f"{task_id}:{version}"})
 
-    async def create(self, task: pb.Task, owner: Owner, *, fence: Fence | None = None) -> int:
+    async def create(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        *,
+        fence: Fence | None = None,
+        events: SequenceOf[pb.StreamResponse] = (),
+    ) -> int:
         """As the SQL store's; then ``on_commit``."""
-        version = await super().create(task, owner, fence=fence)
+        version = await super().create(task, owner, fence=fence, events=events)
         if self.on_commit is not None:
             self.on_commit(task.id, version)
         return version

@@ -28,9 +28,10 @@ every write is a synchronous *body* of SQLAlchemy Core statements, queued to
 one writer that commits everything queued while its previous commit ran in
 one transaction, each caller getting its own result or error. On SQLite the
 writer is a dedicated thread with its own stdlib ``sqlite3`` connection
-(statements compiled once to SQL text, run on raw cursors:
-:mod:`a2a_grpc.store.sql.rawsqlite`); on PostgreSQL it is one asyncpg
-connection of SQLAlchemy's asyncio engine. Reads go through SQLAlchemy's
+and on PostgreSQL one task on one asyncpg connection; either way the
+statements are compiled once to SQL text and run on the driver directly
+(:mod:`a2a_grpc.store.sql.raw`; prepared once per connection on
+PostgreSQL). Reads go through SQLAlchemy's
 asyncio engine (aiosqlite, asyncpg). A write's future resolves after its
 COMMIT returned: "acknowledged" is durable as the database's commit is (the
 ``batch`` module docstring says what that is per ``synchronous`` level).
@@ -44,7 +45,8 @@ The modules, one concern each:
   the writer every concern's writes go through;
 - ``batch``: the group commit (the queue, one transaction per batch, each
   caller's outcome) and the two writers (SQLite thread, PostgreSQL task);
-- ``rawsqlite``: SQLAlchemy Core statements on a raw ``sqlite3`` connection;
+- ``raw``: SQLAlchemy Core statements on the writers' raw driver connections
+  (``sqlite3``, ``asyncpg``);
 - ``tasks``: :class:`SqlTasks`, the ``TaskStore`` methods and the task counts;
 - ``push_configs``: :class:`SqlPushConfigs`, the ``PushConfigStore`` methods;
 - ``outbox``: :class:`SqlPushOutbox`, the ``PushOutbox`` methods;

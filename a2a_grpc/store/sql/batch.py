@@ -2,9 +2,9 @@
 
 Every write of the store is a *body*: a synchronous function ``body(conn,
 *args)`` that runs SQLAlchemy Core statements on ``conn`` (a
-:class:`~sqlalchemy.engine.Connection` on PostgreSQL, a
-:class:`~a2a_grpc.store.sql.rawsqlite.SqliteConnection` on SQLite; both offer
-``execute(statement, params)`` with the same results) and returns the
+:class:`~a2a_grpc.store.sql.raw.SqliteConnection` or
+:class:`~a2a_grpc.store.sql.raw.AsyncpgConnection`: both offer
+``execute(statement, params)`` like SQLAlchemy's ``Connection``) and returns the
 caller's result or raises the caller's error. Callers queue bodies with
 :meth:`GroupCommit.submit` and await their own future.
 
@@ -67,9 +67,9 @@ __all__ = ["COUNTS_KEY", "GroupCommit", "Job", "Transactions", "WriteConnection"
 
 log = logging.getLogger("a2a_grpc.store.sql")
 
-#: A writer connection as a body sees it: SQLAlchemy's ``Connection``
-#: (PostgreSQL) or :class:`~a2a_grpc.store.sql.rawsqlite.SqliteConnection`
-#: (SQLite); both have ``execute(statement, params)`` and the ``info`` dict.
+#: A writer connection as a body sees it (:mod:`a2a_grpc.store.sql.raw`):
+#: ``execute(statement, params)`` and the ``info`` dict, as on SQLAlchemy's
+#: ``Connection``.
 WriteConnection = Any
 
 #: The errors a body raises only before its first write (a compare-and-swap

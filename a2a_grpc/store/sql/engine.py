@@ -20,10 +20,9 @@ from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, make_url
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from a2a_grpc.store.sql import rawsqlite
+from a2a_grpc.store.sql import raw
 from a2a_grpc.store.sql.batch import AsyncWriter, GroupCommit, Job, SqliteWriterThread, run_batch
 from a2a_grpc.store.sql.schema import Schema, create_schema
 
@@ -84,6 +83,7 @@ class SqlDatabase:
         self._sqlite_writer: SqliteWriterThread | None = None
         self._pg_writer: AsyncWriter | None = None
         self._pg_conn: AsyncConnection | None = None
+        self._pg_raw: raw.AsyncpgConnection | None = None
 
     @property
     def engine(self) -> AsyncEngine:
@@ -125,7 +125,7 @@ class SqlDatabase:
             database, uri = _sqlite_target(engine)
             sync = self.synchronous
             thread = SqliteWriterThread(
-                lambda: rawsqlite.connect(database, synchronous=sync, uri=uri),
+                lambda: raw.connect_sqlite(database, synchronous=sync, uri=uri),
                 self._run_sqlite_batch,
                 loop,
                 lambda jobs: commits.deliver(jobs),
@@ -139,25 +139,35 @@ class SqlDatabase:
             self._pg_writer = writer
         self._commits = commits
 
-    def _run_sqlite_batch(self, conn: rawsqlite.SqliteConnection, jobs: list[Job]) -> None:
+    def _run_sqlite_batch(self, conn: raw.SqliteConnection, jobs: list[Job]) -> None:
         """One SQLite transaction (on the writer thread)."""
-        run_batch(conn, rawsqlite.SqliteTransactions(conn), jobs, self._flush_counts)
+        run_batch(conn, raw.SqliteTransactions(conn), jobs, self._flush_counts)
 
     async def _run_pg_batch(self, jobs: list[Job]) -> None:
-        """One PostgreSQL transaction on the writer connection; a connection
-        that broke is replaced for the next batch."""
+        """One PostgreSQL transaction on the writer connection (its asyncpg
+        connection driven directly: :class:`~a2a_grpc.store.sql.raw.AsyncpgConnection`);
+        a connection that broke is replaced for the next batch."""
         if self._pg_conn is None:
             self._pg_conn = await self.engine.connect()
+            self._pg_raw = None
         try:
-            await self._pg_conn.run_sync(_run_sa_batch, jobs, self._flush_counts)
+            await self._pg_conn.run_sync(self._pg_batch, jobs)
         except BaseException:
-            conn, self._pg_conn = self._pg_conn, None
-            with contextlib.suppress(Exception):
-                await conn.close()
+            await self._drop_pg_conn()
             raise
-        if any(isinstance(j.error, DBAPIError) and j.error.connection_invalidated for j in jobs):
-            conn, self._pg_conn = self._pg_conn, None
+        if self._pg_raw is None or self._pg_raw.raw.is_closed():
+            await self._drop_pg_conn()
+
+    def _pg_batch(self, conn: Connection, jobs: list[Job]) -> None:
+        if self._pg_raw is None:
+            self._pg_raw = raw.AsyncpgConnection(conn.connection.driver_connection)
+        run_batch(self._pg_raw, raw.AsyncpgTransactions(self._pg_raw), jobs, self._flush_counts)
+
+    async def _drop_pg_conn(self) -> None:
+        conn, self._pg_conn, self._pg_raw = self._pg_conn, None, None
+        if conn is not None:
             with contextlib.suppress(Exception):
+                await conn.invalidate()
                 await conn.close()
 
     def _flush_counts(self, conn: Any, counts: dict[Any, int]) -> None:
@@ -190,7 +200,7 @@ class SqlDatabase:
         writer, self._pg_writer = self._pg_writer, None
         if writer is not None:
             await writer.stop()
-        conn, self._pg_conn = self._pg_conn, None
+        conn, self._pg_conn, self._pg_raw = self._pg_conn, None, None
         if conn is not None:
             await conn.close()
         self._commits = None
@@ -227,31 +237,6 @@ class SqlDatabase:
             raise RuntimeError("SqlTaskStore is not open: await store.open() first")
         result: _T = await self._commits.submit(body, args)
         return result
-
-
-def _run_sa_batch(conn: Connection, jobs: list[Job], finish: Callable[[Any, dict[Any, int]], None]) -> None:
-    run_batch(conn, _SaTransactions(conn), jobs, finish)
-
-
-class _SaTransactions:
-    """The batch's transaction verbs on a SQLAlchemy ``Connection``."""
-
-    def __init__(self, conn: Connection) -> None:
-        self._conn = conn
-        self._tx: Any = None
-
-    def begin(self) -> None:
-        self._tx = self._conn.begin()
-
-    def commit(self) -> None:
-        self._tx.commit()
-
-    def rollback(self) -> None:
-        # Also after a failed COMMIT, which leaves SQLAlchemy's transaction
-        # object inactive but not ended.
-        stale = self._conn.get_transaction()
-        if stale is not None:
-            stale.rollback()
 
 
 def _sqlite_target(engine: AsyncEngine) -> tuple[str, bool]:

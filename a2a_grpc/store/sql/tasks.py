@@ -154,19 +154,37 @@ class SqlTasks(SqlDatabase):
         self._memory.clear()
         await super().drop_all()
 
-    async def create(self, task: pb.Task, owner: Owner, *, fence: Fence | None = None) -> int:
-        """Inserts ``task`` at version 1 (and counts it) and returns 1.
+    async def create(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        *,
+        fence: Fence | None = None,
+        events: Sequence[pb.StreamResponse] = (),
+    ) -> int:
+        """Inserts ``task`` (and counts it) at version 1, or at ``len(events)``
+        given the stream events that made it (logged as versions 1, 2, ... by
+        a store with an event log), and returns the version.
 
         Raises TaskExistsError if ``task.id`` is taken by any owner; with a
         ``fence``, LeaseLostError when its lease no longer holds (see
         :meth:`check_fence`)."""
         data = task.SerializeToString()
-        await self._run_write(self._create_tx, task, owner, data, fence)
-        self._memory.record((task.id, owner.tenant, owner.user), 1, task.status.state, task.context_id, data)
-        return 1
+        version = max(1, len(events))
+        await self._run_write(self._create_tx, task, owner, data, fence, events)
+        self._memory.record(
+            (task.id, owner.tenant, owner.user), version, task.status.state, task.context_id, data
+        )
+        return version
 
     def _create_tx(
-        self, conn: WriteConnection, task: pb.Task, owner: Owner, data: bytes, fence: Fence | None = None
+        self,
+        conn: WriteConnection,
+        task: pb.Task,
+        owner: Owner,
+        data: bytes,
+        fence: Fence | None = None,
+        events: Sequence[pb.StreamResponse] = (),
     ) -> None:
         if fence is not None:
             self.check_fence(conn, fence)
@@ -178,7 +196,7 @@ class SqlTasks(SqlDatabase):
             "context_id": task.context_id,
             "state": state,
             "status_ts_ms": status_ts_ms(task),
-            "version": 1,
+            "version": max(1, len(events)),
             "data": data,
         }
         # ON CONFLICT DO NOTHING: a taken id is decided here, with no database
@@ -189,7 +207,8 @@ class SqlTasks(SqlDatabase):
             conn, owner, {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
         )
         if self.event_log:
-            self.log_event(conn, task.id, 1, pb.StreamResponse(task=task))
+            for version, event in enumerate(events or (pb.StreamResponse(task=task),), 1):
+                self.log_event(conn, task.id, version, event)
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
         """The task and its version, or None when missing or not ``owner``'s;
