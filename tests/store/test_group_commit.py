@@ -167,3 +167,30 @@ async def test_a_failing_commit_fails_exactly_the_callers_of_its_batch(store: Sq
     )
     assert again == [1, 2]
     assert await _total(store) == 2 and await _total(store, state=WORKING) == 1
+
+
+async def test_synchronous_level_is_taken_from_the_url(tmp_path: Path) -> None:
+    store = SqlTaskStore(f"sqlite:///{tmp_path}/full.db?synchronous=full")
+    assert store.synchronous == "FULL" and store.url.database == f"{tmp_path}/full.db"
+    await store.open()
+    try:
+        assert await store.create(make_task("t1"), ALICE) == 1
+        assert (await store.get("t1", ALICE)) is not None
+    finally:
+        await store.close()
+    with pytest.raises(ValueError, match="synchronous"):
+        SqlTaskStore(f"sqlite:///{tmp_path}/x.db?synchronous=off")
+
+
+async def test_in_memory_sqlite_is_shared_by_the_writer_and_the_readers() -> None:
+    store = SqlTaskStore("sqlite://")
+    await store.open()
+    try:
+        await asyncio.gather(*(store.create(make_task(f"t{i}"), ALICE) for i in range(5)))
+        assert await store.update(make_task("t1", state=WORKING), ALICE, 1) == 2
+        store._memory.clear()  # read from the database, not the cache
+        got = await store.get("t1", ALICE)
+        assert got is not None and got.version == 2
+        assert await _total(store) == 5
+    finally:
+        await store.close()

@@ -84,6 +84,7 @@ class SqlDatabase:
         self._pg_writer: AsyncWriter | None = None
         self._pg_conn: AsyncConnection | None = None
         self._pg_raw: raw.AsyncpgConnection | None = None
+        self._reader: raw.SqliteConnection | None = None
 
     @property
     def engine(self) -> AsyncEngine:
@@ -193,6 +194,16 @@ class SqlDatabase:
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
 
+    def _loop_reader(self) -> raw.SqliteConnection | None:
+        """SQLite: a ``sqlite3`` connection of the event loop's own thread for
+        indexed point reads (opened on first use; see ``SqlTasks.get``); None
+        on PostgreSQL, for an in-memory database, or before ``open()``."""
+        if self._reader is None and self._is_sqlite and self._engine is not None:
+            database, uri = _sqlite_target(self._engine)
+            if "mode=memory" not in database:
+                self._reader = raw.connect_sqlite_reader(database, uri=uri)
+        return self._reader
+
     async def _stop_writer(self) -> None:
         thread, self._sqlite_writer = self._sqlite_writer, None
         if thread is not None:
@@ -203,6 +214,9 @@ class SqlDatabase:
         conn, self._pg_conn, self._pg_raw = self._pg_conn, None, None
         if conn is not None:
             await conn.close()
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
         self._commits = None
 
     async def close(self) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "SqliteTransactions",
     "StatementCache",
     "connect_sqlite",
+    "connect_sqlite_reader",
 ]
 
 #: Compiled statements kept per connection (the store's fixed statements
@@ -136,6 +137,15 @@ def connect_sqlite(path: str, *, synchronous: str = "NORMAL", uri: bool = False)
         "PRAGMA foreign_keys=ON",
     ):
         raw.execute(pragma)
+    return SqliteConnection(raw)
+
+
+def connect_sqlite_reader(path: str, *, uri: bool = False) -> SqliteConnection:
+    """A read-only connection for point reads on the event loop's thread:
+    busy timeout 0 (a busy database raises at once; the caller reads
+    elsewhere, never waiting on the loop)."""
+    raw = sqlite3.connect(path, isolation_level=None, timeout=0, uri=uri)
+    raw.execute("PRAGMA query_only=1")
     return SqliteConnection(raw)
 
 
