@@ -194,3 +194,12 @@ async def test_in_memory_sqlite_is_shared_by_the_writer_and_the_readers() -> Non
         assert await _total(store) == 5
     finally:
         await store.close()
+
+
+async def test_close_commits_the_writes_already_queued(store: SqlTaskStore) -> None:
+    pending = [asyncio.ensure_future(store.create(make_task(f"q{i}"), ALICE)) for i in range(8)]
+    await asyncio.sleep(0)  # the creates are queued; their flush has not run yet
+    await store.close()
+    assert [await p for p in pending] == [1] * 8
+    await store.open()
+    assert await _total(store) == 8

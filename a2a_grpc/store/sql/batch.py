@@ -204,6 +204,12 @@ class GroupCommit:
             self._flush_at = loop.call_soon(self._flush)
         return future
 
+    def flush(self) -> None:
+        """Hands what is queued to the writer now (before it stops)."""
+        if self._flush_at is not None:
+            self._flush_at.cancel()
+        self._flush()
+
     def _flush(self) -> None:
         self._flush_at = None
         jobs, self._pending = self._pending, []
@@ -267,7 +273,10 @@ class SqliteWriterThread:
             while True:
                 jobs, stop = self._take()
                 if jobs:
-                    self._run(conn, jobs)
+                    try:
+                        self._run(conn, jobs)
+                    except Exception as exc:  # a bug: the callers must still hear of it
+                        _fail(jobs, exc)
                     self._loop.call_soon_threadsafe(self._deliver, jobs)
                 if stop:
                     return

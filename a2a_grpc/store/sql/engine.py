@@ -205,6 +205,9 @@ class SqlDatabase:
         return self._reader
 
     async def _stop_writer(self) -> None:
+        commits, self._commits = self._commits, None  # no new writes from here on
+        if commits is not None:
+            commits.flush()  # the writes already queued go before the writer stops
         thread, self._sqlite_writer = self._sqlite_writer, None
         if thread is not None:
             await thread.stop()
@@ -217,7 +220,6 @@ class SqlDatabase:
         reader, self._reader = self._reader, None
         if reader is not None:
             reader.close()
-        self._commits = None
 
     async def close(self) -> None:
         """Writes what is queued, stops the writer and closes every pooled
