@@ -31,8 +31,10 @@ writer is a dedicated thread with its own stdlib ``sqlite3`` connection
 and on PostgreSQL one task on one asyncpg connection; either way the
 statements are compiled once to SQL text and run on the driver directly
 (:mod:`a2a_grpc.store.sql.raw`; prepared once per connection on
-PostgreSQL). Reads go through SQLAlchemy's
-asyncio engine (aiosqlite, asyncpg). A write's future resolves after its
+PostgreSQL). Reads go through SQLAlchemy's asyncio engine (aiosqlite,
+asyncpg), except that on SQLite a task read by id (``get``) runs on the event
+loop's own ``sqlite3`` connection: an indexed point read, ~10 µs against
+~400 µs through aiosqlite's thread, that never waits on a lock. A write's future resolves after its
 COMMIT returned: "acknowledged" is durable as the database's commit is (the
 ``batch`` module docstring says what that is per ``synchronous`` level).
 Terminal tasks, which never change again (spec §9.1), are served from a
