@@ -108,16 +108,32 @@ class TaskWriter:
         trace = self.observer.trace_context()
         return [OutboxEntry(task_id, c.id, event_id, payload, trace) for c in configs]
 
-    async def create(self, task: pb.Task, owner: Owner, fence: Fence | None = None) -> int:
+    async def create(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        fence: Fence | None = None,
+        *,
+        then: tuple[pb.Task, pb.StreamResponse] | None = None,
+    ) -> int:
         """Stores the new ``task`` (given a ``fence``, while that execution
-        lease holds); returns its version (1). Raises TaskExistsError
-        (LeaseLostError for a lost lease)."""
-        if fence is None:
-            version = await self.store.create(task, owner)
-        else:
-            version = await self.store.create(task, owner, fence=fence)
+        lease holds); returns its version (1). ``then``: (the task after its
+        first event, that event), stored in the same write as version 2 (the
+        event log keeps both events). Raises TaskExistsError (LeaseLostError
+        for a lost lease)."""
+        extra: dict[str, Any] = {}
+        if fence is not None:
+            extra["fence"] = fence
+        if then is not None:
+            extra["events"] = (pb.StreamResponse(task=task), then[1])
+        version = await self.store.create(task if then is None else then[0], owner, **extra)
         self.observer.task_created(task.status.state)
         self.observer.task_written(task, owner, None, None)
+        if then is not None:
+            after, event = then
+            if after.status.state != task.status.state:
+                self.observer.task_transition(after.status.state)
+            self.observer.task_written(after, owner, task.status.state, event)
         return version
 
     async def write(
@@ -291,6 +307,9 @@ class Driver:
             return
         if ex.current is None:
             first = check_event(event, ex.task_id, ex.context_id)
+            merge = ex.existing is None and ex.push_config is None and not isinstance(first, pb.Task)
+            if merge and await self._create_with(ex, first, event):
+                return
             await (self._create(ex, first) if ex.existing is None else self._resume(ex, first))
             assert ex.current is not None
             ex.committed.set()
@@ -317,6 +336,40 @@ class Driver:
             ex.current = StoredTask(
                 task, await self._write(ex, task, version, outbox, None, task.status.state)
             )
+
+    async def _create_with(self, ex: Execution, first: TaskEvent, event: object) -> bool:
+        """Stores the new task the first event makes together with that event
+        applied to it, in one write (versions 1 and 2: what ``_create`` and
+        ``_store`` write in two), and publishes both. False, with nothing
+        written, when the event is refused (too large, or invalid on the
+        task): the task must then exist first, to end FAILED saying why."""
+        task = open_task(ex.message, None, first)
+        ex.current = StoredTask(task, 1)  # what _check_size measures (not stored yet)
+        try:
+            size = self._check_size(ex, event)
+            after, out = apply_event(task, event)
+        except A2AError:  # the two writes: the task exists, then the event fails it
+            return False
+        finally:
+            ex.current = None
+        try:
+            version = await self.writer.create(task, ex.owner, ex.fence, then=(after, out))
+        except TaskExistsError as exc:  # a uuid4 collision: practically impossible
+            raise A2AError(ErrorCode.INTERNAL, "task id collision") from exc
+        except LeaseLostError:
+            await self._lease_lost(ex)
+            raise _Settled from None
+        ex.current = StoredTask(after, version)
+        ex.push_configs = []
+        if size:
+            self._sizes[ex.task_id] = (version, size)
+        ex.committed.set()
+        self.bus.publish(ex.task_id, 1, pb.StreamResponse(task=task))
+        state = after.status.state
+        self.bus.publish(ex.task_id, version, out, last=is_terminal(state))
+        if is_final(state):
+            ex.settled.set()
+        return True
 
     async def _resume(self, ex: Execution, first: TaskEvent) -> None:
         """Stores the message on the interrupted task it continues, which

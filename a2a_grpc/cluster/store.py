@@ -173,6 +173,11 @@ class ClusterStore(SqlTaskStore):
             f"VALUES (:task, :version, :event, :final, {_NOW})"
         )
         self._sql_notify = text("SELECT pg_notify(:channel, :payload)")
+        # The event row and its NOTIFY in one statement (one round trip per write).
+        self._sql_event_notify = text(
+            f"WITH logged AS (INSERT INTO {ev} (task_id, version, event, final, created_at) "
+            f"VALUES (:task, :version, :event, :final, {_NOW})) SELECT pg_notify(:channel, :payload)"
+        )
         self._sql_after = text(
             f"SELECT version, event, final FROM {ev} WHERE task_id = :task AND version > :after ORDER BY version"
         )
@@ -212,16 +217,28 @@ class ClusterStore(SqlTaskStore):
     def log_event(self, conn: Connection, task_id: str, version: int, event: pb.StreamResponse) -> None:
         """Inside a task write: appends the event and (PostgreSQL bus) notifies
         the listening replicas (delivered on commit; payload ``task:version``)."""
-        conn.execute(
-            self._sql_event,
-            {"task": task_id, "version": version, "event": event.SerializeToString(), "final": _final(event)},
-        )
+        row = {
+            "task": task_id,
+            "version": version,
+            "event": event.SerializeToString(),
+            "final": _final(event),
+        }
         if self.notify_in_transaction:
-            conn.execute(self._sql_notify, {"channel": self.channel, "payload": f"{task_id}:{version}"})
+            row.update(channel=self.channel, payload=f"{task_id}:{version}")
+            conn.execute(self._sql_event_notify, row)
+        else:
+            conn.execute(self._sql_event, row)
 
-    async def create(self, task: pb.Task, owner: Owner, *, fence: Fence | None = None) -> int:
+    async def create(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        *,
+        fence: Fence | None = None,
+        events: SequenceOf[pb.StreamResponse] = (),
+    ) -> int:
         """As the SQL store's; then ``on_commit``."""
-        version = await super().create(task, owner, fence=fence)
+        version = await super().create(task, owner, fence=fence, events=events)
         if self.on_commit is not None:
             self.on_commit(task.id, version)
         return version

@@ -165,8 +165,19 @@ class StoreLifecycle(Protocol):
 class TaskStore(Protocol):
     """Where tasks live: the request handler and its executions use this."""
 
-    async def create(self, task: pb.Task, owner: Owner, *, fence: Fence | None = None) -> int:
-        """Stores a new task at version 1 and returns 1.
+    async def create(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        *,
+        fence: Fence | None = None,
+        events: Sequence[pb.StreamResponse] = (),
+    ) -> int:
+        """Stores a new task and returns its version: 1, or ``len(events)``
+        when given the stream events that made it — the creation snapshot,
+        then the events applied on top in the same write (a store with a
+        task-event log keeps them as versions 1, 2, ...; ``task`` is the
+        result). One write instead of one per event (issue 17).
 
         Raises TaskExistsError if the id is taken (by any owner). With a
         ``fence`` (cluster-capable stores only; others raise ValueError) the

@@ -178,8 +178,17 @@ class InMemoryTaskStore:
         _remove(idx.by_context[row[_CONTEXT]], row[_KEY])
         _remove(idx.by_state[row[_STATE]], row[_KEY])
 
-    async def create(self, task: pb.Task, owner: Owner, *, fence: Fence | None = None) -> int:
-        """Stores a copy of ``task`` at version 1 and returns 1.
+    async def create(
+        self,
+        task: pb.Task,
+        owner: Owner,
+        *,
+        fence: Fence | None = None,
+        events: Sequence[pb.StreamResponse] = (),
+    ) -> int:
+        """Stores a copy of ``task`` at version 1 (``len(events)`` given the
+        events that made it: not kept, this store has no event log) and
+        returns the version.
 
         Raises TaskExistsError if ``task.id`` is taken by any owner, ValueError
         for a ``fence`` (no leases here: cluster mode needs PostgreSQL)."""
@@ -187,10 +196,11 @@ class InMemoryTaskStore:
             raise ValueError(_NO_FENCE)
         if task.id in self._tasks:
             raise TaskExistsError(task.id)
-        row = _row(task, owner, 1)
+        version = max(1, len(events))
+        row = _row(task, owner, version)
         self._tasks[task.id] = row
         self._index_add(row)
-        return 1
+        return version
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
         """A copy of the task and its version, or None when missing or not ``owner``'s."""

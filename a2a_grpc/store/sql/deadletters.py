@@ -19,6 +19,10 @@ def _record(r: Any) -> OutboxRecord:
     return OutboxRecord(r.seq, entry, r.attempts, r.next_attempt_at, r.state, r.last_error)
 
 
+def _changed_one(conn: Any, stmt: Any) -> bool:
+    return bool(conn.execute(stmt).rowcount == 1)
+
+
 class SqlDeadLetters(SqlDatabase):
     """The dead-letter half of the SQL store."""
 
@@ -51,12 +55,13 @@ class SqlDeadLetters(SqlDatabase):
             .where(o.seq == seq, o.state == "dead")
             .values(state="pending", attempts=0, next_attempt_at=time.time(), last_error="redriven")
         )
-        async with self._write() as conn:
-            return (await conn.execute(stmt)).rowcount == 1
+        return bool(await self._run_write(_changed_one, stmt))
 
     async def drop_dead_letter(self, seq: int) -> bool:
         """Deletes the dead row ``seq``; False when there is no such dead row."""
         o = self.schema.outbox.c
-        async with self._write() as conn:
-            result = await conn.execute(delete(self.schema.outbox).where(o.seq == seq, o.state == "dead"))
-            return result.rowcount == 1
+        return bool(
+            await self._run_write(
+                _changed_one, delete(self.schema.outbox).where(o.seq == seq, o.state == "dead")
+            )
+        )

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from a2a_grpc.store.base import OutboxEntry, OutboxRecord
+from a2a_grpc.store.sql.batch import WriteConnection
 from a2a_grpc.store.sql.engine import SqlDatabase
 
 __all__ = ["SqlPushOutbox", "pending_rows"]
@@ -69,15 +70,17 @@ class SqlPushOutbox(SqlDatabase):
         self, seq: int, *, state: str, attempts: int, next_attempt_at: float, last_error: str = ""
     ) -> None:
         """Records a delivery attempt's outcome on row ``seq`` (no-op if gone)."""
+        values = {
+            "state": state,
+            "attempts": attempts,
+            "next_attempt_at": next_attempt_at,
+            "last_error": last_error,
+        }
+        await self._run_write(self._mark_tx, seq, values)
+
+    def _mark_tx(self, conn: WriteConnection, seq: int, values: dict[str, Any]) -> None:
         outbox = self.schema.outbox
-        async with self._write() as conn:
-            await conn.execute(
-                update(outbox)
-                .where(outbox.c.seq == seq)
-                .values(
-                    state=state, attempts=attempts, next_attempt_at=next_attempt_at, last_error=last_error
-                )
-            )
+        conn.execute(update(outbox).where(outbox.c.seq == seq).values(**values))
 
     async def outbox_count(self, state: str) -> int:
         """How many outbox rows are in ``state``."""

@@ -16,6 +16,20 @@ from a2a_grpc.types import pb
 __all__ = ["SqlPushConfigs"]
 
 
+def _put_config_tx(conn: Any, change: Any, configs: Any, row: dict[str, Any]) -> None:
+    """Updates the config in place (its creation order kept), or inserts it."""
+    if conn.execute(change).rowcount == 0:
+        conn.execute(insert(configs).values(**row))
+
+
+def _delete_config_tx(conn: Any, gone: Any, stale: Any) -> bool:
+    """Deletes the config and, only when it existed, its pending outbox rows."""
+    if conn.execute(gone).rowcount == 0:
+        return False
+    conn.execute(stale)
+    return True
+
+
 class SqlPushConfigs(SqlDatabase):
     """The push-config half of the store (the ``PushConfigStore`` methods,
     and the dispatcher's owner-less lookup)."""
@@ -43,10 +57,9 @@ class SqlPushConfigs(SqlDatabase):
         }
         for attempt in range(2):
             try:
-                async with self._write() as conn:
-                    result = await conn.execute(update(configs).where(*key).values(**values))
-                    if result.rowcount == 0:
-                        await conn.execute(insert(configs).values(**row))
+                await self._run_write(
+                    _put_config_tx, update(configs).where(*key).values(**values), configs, row
+                )
                 return
             except IntegrityError:
                 # A concurrent writer inserted the same key first: update it.
@@ -109,16 +122,9 @@ class SqlPushConfigs(SqlDatabase):
         outbox rows; False if absent."""
         outbox = self.schema.outbox
         o = outbox.c
-        async with self._write() as conn:
-            result = await conn.execute(
-                delete(self.schema.configs).where(*self._config_key(owner, task_id, config_id))
-            )
-            if result.rowcount == 0:
-                return False
-            await conn.execute(
-                delete(outbox).where(o.task_id == task_id, o.config_id == config_id, o.state == "pending")
-            )
-        return True
+        stale = delete(outbox).where(o.task_id == task_id, o.config_id == config_id, o.state == "pending")
+        gone = delete(self.schema.configs).where(*self._config_key(owner, task_id, config_id))
+        return bool(await self._run_write(_delete_config_tx, gone, stale))
 
     async def count_push_configs(self, owner: Owner, task_id: str | None = None) -> int:
         """How many configs ``owner`` has (on ``task_id`` only, when given)."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from sqlalchemy import delete, select
-from sqlalchemy.engine import Connection
 
 from a2a_grpc.context import Owner
+from a2a_grpc.store.sql.batch import WriteConnection
 from a2a_grpc.store.sql.tasks import SqlTasks
 from a2a_grpc.types import TERMINAL_STATES
 
@@ -30,7 +30,7 @@ class SqlRetention(SqlTasks):
             self._memory.clear()  # forget the cached snapshots of deleted tasks
         return purged
 
-    def _purge_tx(self, conn: Connection, before_ms: int, limit: int) -> int:
+    def _purge_tx(self, conn: WriteConnection, before_ms: int, limit: int) -> int:
         tasks, configs, outbox = self.schema.tasks, self.schema.configs, self.schema.outbox
         t = tasks.c
         old = t.state.in_(sorted(TERMINAL_STATES)) & (t.status_ts_ms < before_ms)
@@ -42,14 +42,14 @@ class SqlRetention(SqlTasks):
         ).all()
         if not rows:
             return 0
-        ids = [r.id for r in rows]
+        ids = [r[0] for r in rows]
         conn.execute(delete(tasks).where(t.id.in_(ids) & old))
         conn.execute(delete(configs).where(configs.c.task_id.in_(ids)))
         conn.execute(delete(outbox).where(outbox.c.task_id.in_(ids)))
         moves: dict[Owner, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
-        for r in rows:
-            deltas = moves[Owner(r.tenant, r.owner_user)]
-            for key in (("all", ""), ("state", str(r.state)), ("context", r.context_id)):
+        for _id, tenant, user, state, context_id in rows:
+            deltas = moves[Owner(tenant, user)]
+            for key in (("all", ""), ("state", str(state)), ("context", context_id)):
                 deltas[key] -= 1
         for owner, deltas in moves.items():
             self._add_counts(conn, owner, deltas)
