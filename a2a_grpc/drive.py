@@ -323,10 +323,8 @@ class Driver:
         task = open_task(ex.message, None, first)
         try:
             version = await self._create_task(task, ex)
-        except TaskExistsError as exc:  # a client-chosen id (legacy digest C3) someone else holds
-            raise A2AError.invalid_params(
-                FieldViolation("message.task_id", f"task id {ex.task_id!r} is already in use")
-            ) from exc
+        except TaskExistsError as exc:
+            raise _id_taken(ex.task_id) from exc
         ex.current = StoredTask(task, version)
         await self._save_inline_push_config(ex)
         ex.push_configs = [ex.push_config] if ex.push_config is not None else []
@@ -354,8 +352,8 @@ class Driver:
             ex.current = None
         try:
             version = await self.writer.create(task, ex.owner, ex.fence, then=(after, out))
-        except TaskExistsError as exc:  # a uuid4 collision: practically impossible
-            raise A2AError(ErrorCode.INTERNAL, "task id collision") from exc
+        except TaskExistsError as exc:
+            raise _id_taken(ex.task_id) from exc
         except LeaseLostError:
             await self._lease_lost(ex)
             raise _Settled from None
@@ -517,3 +515,11 @@ class Driver:
                 self.bus.publish(ex.task_id, fresh.version, status_event(fresh.task), last=True)
             raise _Settled
         return fresh
+
+
+def _id_taken(task_id: str) -> A2AError:
+    """The error of a new task whose id another caller holds: a client-chosen
+    id (legacy digest C3; a server-minted uuid4 practically never collides)."""
+    return A2AError.invalid_params(
+        FieldViolation("message.task_id", f"task id {task_id!r} is already in use")
+    )
