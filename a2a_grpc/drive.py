@@ -293,7 +293,8 @@ class Driver:
             await (self._create(ex, first) if ex.existing is None else self._resume(ex, first))
             assert ex.current is not None
             ex.committed.set()
-            self.bus.publish(ex.task_id, ex.current.version, pb.StreamResponse(task=ex.current.task))
+            if self.bus.subscriber_count(ex.task_id):  # the snapshot is a copy: only for a listener
+                self.bus.publish(ex.task_id, ex.current.version, pb.StreamResponse(task=ex.current.task))
             if isinstance(first, pb.Task):
                 return
         await self._store(ex, event)

@@ -85,11 +85,14 @@ class HandlerConfig:
     max_task_bytes: int = 256 * 1024 * 1024
 
 
-def _trim(task: pb.Task, history_length: int | None, *, include_artifacts: bool = True) -> pb.Task:
-    """A copy of ``task`` with at most ``history_length`` recent messages
+def _trim(
+    task: pb.Task, history_length: int | None, *, include_artifacts: bool = True, into: pb.Task | None = None
+) -> pb.Task:
+    """A copy of ``task`` (made in ``into``, e.g. the field of a response
+    message, when given) with at most ``history_length`` recent messages
     (None: all; 0: none; spec §3.2.4) and, unless ``include_artifacts``, no
     artifacts."""
-    out = pb.Task()
+    out = pb.Task() if into is None else into
     out.CopyFrom(task)
     if history_length is not None and len(out.history) > history_length:
         keep = list(out.history)[len(out.history) - history_length :] if history_length else []
@@ -231,7 +234,9 @@ class RequestHandler:
             return pb.SendMessageResponse(message=ex.reply)
         assert ex.current is not None
         hl = cfg.history_length if cfg.HasField("history_length") else None
-        return pb.SendMessageResponse(task=_trim(ex.current.task, hl))
+        response = pb.SendMessageResponse()
+        _trim(ex.current.task, hl, into=response.task)  # one copy, straight into the response
+        return response
 
     async def send_streaming_message(
         self, req: pb.SendMessageRequest, call: CallContext

@@ -229,6 +229,8 @@ class VersionNegotiation(CallInterceptor):
 
     async def before(self, call: CallContext, request: ProtoMessage) -> None:
         version = call.protocol_version
+        if version in self.supported:  # "1.0": the common case, nothing to parse
+            return
         listed = ", ".join(sorted(self.supported))
         if not version:
             if self.strict:

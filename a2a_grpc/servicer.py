@@ -99,11 +99,15 @@ def builtin_interceptors(handler: RequestHandler, auth: AuthPolicy | None = None
     ]
 
 
+#: The full method name of each RPC (``/lf.a2a.v1.A2AService/GetTask``).
+_METHODS = {m.name: f"/{SERVICE.full_name}/{m.name}" for m in SERVICE.methods}
+
+
 def _call_context(
     context: RpcContext, rpc: str, request: ProtoMessage, *, peer_identities: bool = False
 ) -> CallContext:
     call = CallContext.from_metadata(
-        f"/{SERVICE.full_name}/{rpc}",
+        _METHODS[rpc],
         context.invocation_metadata(),
         tenant=getattr(request, "tenant", ""),
         peer=context.peer(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,7 +18,7 @@ from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.store.memory import InMemoryTaskStore
-from a2a_grpc.types import now_timestamp, pb
+from a2a_grpc.types import new_id, now_timestamp, pb
 from tests.randmsg import fill
 
 
@@ -30,6 +31,15 @@ def test_now_timestamp_is_the_current_whole_millisecond() -> None:
         assert ts.nanos % 1_000_000 == 0
         assert before <= millis <= after
         assert ts.ToJsonString().endswith("Z")
+
+
+def test_new_id_is_a_random_version_4_uuid_in_its_canonical_form() -> None:
+    ids = {new_id() for _ in range(2000)}
+    assert len(ids) == 2000
+    for value in ids:
+        parsed = uuid.UUID(value)
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+        assert str(parsed) == value
 
 
 # ---------------------------------------------------------------- validation plans
