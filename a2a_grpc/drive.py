@@ -307,8 +307,11 @@ class Driver:
         except TaskExistsError as exc:  # a uuid4 collision: practically impossible
             raise A2AError(ErrorCode.INTERNAL, "task id collision") from exc
         ex.current = StoredTask(task, version)
+        if ex.push_config is None:
+            ex.push_configs = []
+            return  # no webhook (a new task has no other): no snapshot to send
         await self._save_inline_push_config(ex)
-        ex.push_configs = [ex.push_config] if ex.push_config is not None else []
+        ex.push_configs = [ex.push_config]
         outbox = self.writer.outbox(ex.task_id, ex.push_configs, version + 1, pb.StreamResponse(task=task))
         if outbox:
             # The creation snapshot goes out like any other state change.

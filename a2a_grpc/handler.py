@@ -163,7 +163,10 @@ class RequestHandler:
         msg, owner = req.message, call.owner
         if self.executor.check_input_modes:
             check_input_modes(msg, self.card)
-        push_config = await self._inline_push_config(req.configuration)
+        cfg = req.configuration
+        push_config = (
+            await self._inline_push_config(cfg) if cfg.HasField("task_push_notification_config") else None
+        )
         ended = self.executions.ended
         existing = await self._get_task(msg.task_id, owner) if msg.task_id else None
         if existing is not None:
@@ -187,20 +190,16 @@ class RequestHandler:
                 context_id=context_id,
                 call=call,
                 task=_trim(ex.existing.task, None) if ex.existing else None,
-                accepted_output_modes=tuple(req.configuration.accepted_output_modes),
-                related_tasks=tuple(await _related_tasks(self.store, msg, owner)),
+                accepted_output_modes=tuple(cfg.accepted_output_modes),
+                related_tasks=tuple(await _related_tasks(self.store, msg, owner)) if msg.reference_task_ids else (),
             )
 
         await self.executions.start(ex, prepare, stream=stream)
         return ex
 
-    async def _inline_push_config(
-        self, cfg: pb.SendMessageConfiguration
-    ) -> pb.TaskPushNotificationConfig | None:
-        """A copy of the webhook given with the message, checked; its field
-        violations are reported under ``configuration``."""
-        if not cfg.HasField("task_push_notification_config"):
-            return None
+    async def _inline_push_config(self, cfg: pb.SendMessageConfiguration) -> pb.TaskPushNotificationConfig:
+        """A copy of the webhook given with the message (``cfg`` has one),
+        checked; its field violations are reported under ``configuration``."""
         require_push(self.card, self.push)
         push_config = pb.TaskPushNotificationConfig()
         push_config.CopyFrom(cfg.task_push_notification_config)

@@ -170,7 +170,11 @@ class InterceptorChain:
         afters: list[_After] = []  # of the steps whose before returned
         outcome: Outcome = None
         try:
-            await self._before(call, request, afters)
+            for before, after in self._steps:  # _before, inline: this runs on every unary call
+                if before is not None:
+                    await before(call, request)
+                if after is not None:
+                    afters.append(after)
             outcome = response = await operation(request, call)
         except A2AError as err:
             outcome = err

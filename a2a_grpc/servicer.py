@@ -120,8 +120,7 @@ def _call_context(
 
 
 async def _echo_extensions(context: RpcContext, call: CallContext) -> None:
-    if call.activated_extensions:
-        await context.send_initial_metadata(((EXTENSIONS_KEY, ",".join(sorted(call.activated_extensions))),))
+    await context.send_initial_metadata(((EXTENSIONS_KEY, ",".join(sorted(call.activated_extensions))),))
 
 
 class A2AServicer:
@@ -163,7 +162,8 @@ class A2AServicer:
         except A2AError as err:
             error = err
         else:
-            await _echo_extensions(context, call)
+            if call.activated_extensions:
+                await _echo_extensions(context, call)
             return response
         await abort(context, error)
 
@@ -184,7 +184,8 @@ class A2AServicer:
         try:
             async for event in events:
                 if first:
-                    await _echo_extensions(context, call)
+                    if call.activated_extensions:
+                        await _echo_extensions(context, call)
                     first = False
                 yield event
         except A2AError as err:

@@ -444,7 +444,7 @@ def _passes(desc: descriptor.Descriptor) -> Callable[[ProtoMessage], bool]:
 
     root = child_name(_plan(desc))
     env["__source__"] = source = "\n".join(sources)
-    exec(source, env)  # noqa: S102 - our own source, built from the proto's descriptors
+    exec(source, env)  # our own source, built from the proto's descriptors
     fn: Callable[[ProtoMessage], bool] = env[root]
     return fn
 
