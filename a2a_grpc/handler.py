@@ -191,7 +191,9 @@ class RequestHandler:
                 call=call,
                 task=_trim(ex.existing.task, None) if ex.existing else None,
                 accepted_output_modes=tuple(cfg.accepted_output_modes),
-                related_tasks=tuple(await _related_tasks(self.store, msg, owner)) if msg.reference_task_ids else (),
+                related_tasks=tuple(await _related_tasks(self.store, msg, owner))
+                if msg.reference_task_ids
+                else (),
             )
 
         await self.executions.start(ex, prepare, stream=stream)
