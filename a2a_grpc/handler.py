@@ -184,6 +184,7 @@ class RequestHandler:
                 # after the task was read: read it again before the agent runs.
                 ex.existing = await self._get_task(task_id, owner)
                 _refuse_terminal(ex.existing.task)
+            related = await _related_tasks(self.store, msg, owner) if msg.reference_task_ids else ()
             return ExecutorContext(
                 message=ex.message,
                 task_id=task_id,
@@ -191,9 +192,7 @@ class RequestHandler:
                 call=call,
                 task=_trim(ex.existing.task, None) if ex.existing else None,
                 accepted_output_modes=tuple(cfg.accepted_output_modes),
-                related_tasks=tuple(await _related_tasks(self.store, msg, owner))
-                if msg.reference_task_ids
-                else (),
+                related_tasks=tuple(related),
             )
 
         await self.executions.start(ex, prepare, stream=stream)
