@@ -63,6 +63,9 @@ class Owner:
     user: str = ""
 
 
+_NO_EXTENSIONS: frozenset[str] = frozenset()
+
+
 def parse_extensions(values: Sequence[str]) -> frozenset[str]:
     """Extension URIs from one or more comma-separated ``A2A-Extensions``
     values, whitespace-tolerant (spec §7.3)."""
@@ -138,13 +141,19 @@ class CallContext:
             k = key.lower()
             if k.endswith("-bin"):
                 continue
-            md.setdefault(k, []).append(value.decode() if isinstance(value, bytes) else value)
-        version = (md.get(VERSION_KEY) or [""])[0].strip()
+            text = value.decode() if isinstance(value, bytes) else value
+            values = md.get(k)
+            if values is None:
+                md[k] = [text]
+            else:
+                values.append(text)
+        versions = md.get(VERSION_KEY)
+        extensions = md.get(EXTENSIONS_KEY)
         return cls(
             method=method,
             tenant=tenant,
-            protocol_version=version,
-            requested_extensions=parse_extensions(md.get(EXTENSIONS_KEY, [])),
+            protocol_version=versions[0].strip() if versions else "",
+            requested_extensions=parse_extensions(extensions) if extensions else _NO_EXTENSIONS,
             metadata=md,
             peer=peer,
             deadline=deadline,

@@ -313,7 +313,8 @@ class Driver:
             await (self._create(ex, first) if ex.existing is None else self._resume(ex, first))
             assert ex.current is not None
             ex.committed.set()
-            self.bus.publish(ex.task_id, ex.current.version, pb.StreamResponse(task=ex.current.task))
+            if self.bus.subscriber_count(ex.task_id):  # the snapshot is a copy: only for a listener
+                self.bus.publish(ex.task_id, ex.current.version, pb.StreamResponse(task=ex.current.task))
             if isinstance(first, pb.Task):
                 return
         await self._store(ex, event)
@@ -326,8 +327,11 @@ class Driver:
         except TaskExistsError as exc:
             raise _id_taken(ex.task_id) from exc
         ex.current = StoredTask(task, version)
+        if ex.push_config is None:
+            ex.push_configs = []
+            return  # no webhook (a new task has no other): no snapshot to send
         await self._save_inline_push_config(ex)
-        ex.push_configs = [ex.push_config] if ex.push_config is not None else []
+        ex.push_configs = [ex.push_config]
         outbox = self.writer.outbox(ex.task_id, ex.push_configs, version + 1, pb.StreamResponse(task=task))
         if outbox:
             # The creation snapshot goes out like any other state change.

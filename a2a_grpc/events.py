@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
 
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.telemetry import NO_OBSERVER, Observer
@@ -113,27 +112,26 @@ class Subscription:
         self._bus._remove(self)
         self._wake()
 
-    def __aiter__(self) -> AsyncIterator[tuple[int, pb.StreamResponse]]:
-        return self._iterate()
+    def __aiter__(self) -> Subscription:
+        return self
 
-    async def _iterate(self) -> AsyncIterator[tuple[int, pb.StreamResponse]]:
-        try:
-            while True:
-                if self._buffer:
-                    self._bytes -= self._sizes.popleft()
-                    yield self._buffer.popleft()
-                    continue
-                if self._ended:
-                    if self._error is not None:
-                        raise self._error
-                    return
-                self._waiter = asyncio.get_running_loop().create_future()
-                try:
-                    await self._waiter
-                finally:
-                    self._waiter = None
-        finally:
-            self.close()
+    async def __anext__(self) -> tuple[int, pb.StreamResponse]:
+        # A plain iterator, not an async generator: the event loop tracks
+        # every async generator it starts (a weak set, in Python code).
+        while True:
+            if self._buffer:
+                self._bytes -= self._sizes.popleft()
+                return self._buffer.popleft()
+            if self._ended:
+                self.close()
+                if self._error is not None:
+                    raise self._error
+                raise StopAsyncIteration
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
 
 
 class EventBus:

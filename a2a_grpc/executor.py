@@ -118,10 +118,13 @@ class ExecutorContext:
     def status(self, state: int, *message: pb.Part | str) -> pb.TaskStatusUpdateEvent:
         """A status update to ``state``, with an agent message made of
         ``message`` parts when given (e.g. the question of INPUT_REQUIRED)."""
-        status = pb.TaskStatus(state=state, timestamp=now_timestamp())  # type: ignore[arg-type]
+        event = pb.TaskStatusUpdateEvent(task_id=self.task_id, context_id=self.context_id)
+        status = event.status  # built in place (no copies: this runs once per event)
+        status.state = state  # type: ignore[assignment]
+        status.timestamp.CopyFrom(now_timestamp())
         if message:
             status.message.CopyFrom(self.agent_message(*message))
-        return pb.TaskStatusUpdateEvent(task_id=self.task_id, context_id=self.context_id, status=status)
+        return event
 
     def artifact(
         self,
@@ -136,19 +139,15 @@ class ExecutorContext:
         """An artifact update. For chunked artifacts pass the same
         ``artifact_id``, ``append=True`` after the first chunk and
         ``last_chunk=True`` on the final one (spec §10)."""
-        artifact = pb.Artifact(
-            artifact_id=artifact_id or new_id(),
-            name=name,
-            description=description,
-            parts=[text_part(p) if isinstance(p, str) else p for p in parts],
+        event = pb.TaskArtifactUpdateEvent(
+            task_id=self.task_id, context_id=self.context_id, append=append, last_chunk=last_chunk
         )
-        return pb.TaskArtifactUpdateEvent(
-            task_id=self.task_id,
-            context_id=self.context_id,
-            artifact=artifact,
-            append=append,
-            last_chunk=last_chunk,
-        )
+        artifact = event.artifact  # built in place (no copy into the event)
+        artifact.artifact_id = artifact_id or new_id()
+        artifact.name = name
+        artifact.description = description
+        artifact.parts.extend(text_part(p) if isinstance(p, str) else p for p in parts)
+        return event
 
     def text(self) -> str:
         """The concatenated text parts of the client's message."""

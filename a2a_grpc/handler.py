@@ -85,11 +85,14 @@ class HandlerConfig:
     max_task_bytes: int = 256 * 1024 * 1024
 
 
-def _trim(task: pb.Task, history_length: int | None, *, include_artifacts: bool = True) -> pb.Task:
-    """A copy of ``task`` with at most ``history_length`` recent messages
+def _trim(
+    task: pb.Task, history_length: int | None, *, include_artifacts: bool = True, into: pb.Task | None = None
+) -> pb.Task:
+    """A copy of ``task`` (made in ``into``, e.g. the field of a response
+    message, when given) with at most ``history_length`` recent messages
     (None: all; 0: none; spec §3.2.4) and, unless ``include_artifacts``, no
     artifacts."""
-    out = pb.Task()
+    out = pb.Task() if into is None else into
     out.CopyFrom(task)
     if history_length is not None and len(out.history) > history_length:
         keep = list(out.history)[len(out.history) - history_length :] if history_length else []
@@ -168,7 +171,10 @@ class RequestHandler:
         msg, owner = req.message, call.owner
         if self.executor.check_input_modes:
             check_input_modes(msg, self.card)
-        push_config = await self._inline_push_config(req.configuration)
+        cfg = req.configuration
+        push_config = (
+            await self._inline_push_config(cfg) if cfg.HasField("task_push_notification_config") else None
+        )
         ended = self.executions.ended
         existing = await self._continued(msg.task_id, call) if msg.task_id else None
         if existing is not None:
@@ -187,26 +193,23 @@ class RequestHandler:
                 # after the task was read: read it again before the agent runs.
                 ex.existing = await self._get_task(task_id, owner)
                 _refuse_terminal(ex.existing.task)
+            related = await _related_tasks(self.store, msg, owner) if msg.reference_task_ids else ()
             return ExecutorContext(
                 message=ex.message,
                 task_id=task_id,
                 context_id=context_id,
                 call=call,
                 task=_trim(ex.existing.task, None) if ex.existing else None,
-                accepted_output_modes=tuple(req.configuration.accepted_output_modes),
-                related_tasks=tuple(await _related_tasks(self.store, msg, owner)),
+                accepted_output_modes=tuple(cfg.accepted_output_modes),
+                related_tasks=tuple(related),
             )
 
         await self.executions.start(ex, prepare, stream=stream)
         return ex
 
-    async def _inline_push_config(
-        self, cfg: pb.SendMessageConfiguration
-    ) -> pb.TaskPushNotificationConfig | None:
-        """A copy of the webhook given with the message, checked; its field
-        violations are reported under ``configuration``."""
-        if not cfg.HasField("task_push_notification_config"):
-            return None
+    async def _inline_push_config(self, cfg: pb.SendMessageConfiguration) -> pb.TaskPushNotificationConfig:
+        """A copy of the webhook given with the message (``cfg`` has one),
+        checked; its field violations are reported under ``configuration``."""
         require_push(self.card, self.push)
         push_config = pb.TaskPushNotificationConfig()
         push_config.CopyFrom(cfg.task_push_notification_config)
@@ -240,7 +243,9 @@ class RequestHandler:
             return pb.SendMessageResponse(message=ex.reply)
         assert ex.current is not None
         hl = cfg.history_length if cfg.HasField("history_length") else None
-        return pb.SendMessageResponse(task=_trim(ex.current.task, hl))
+        response = pb.SendMessageResponse()
+        _trim(ex.current.task, hl, into=response.task)  # one copy, straight into the response
+        return response
 
     async def send_streaming_message(
         self, req: pb.SendMessageRequest, call: CallContext

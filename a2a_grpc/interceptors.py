@@ -170,7 +170,11 @@ class InterceptorChain:
         afters: list[_After] = []  # of the steps whose before returned
         outcome: Outcome = None
         try:
-            await self._before(call, request, afters)
+            for before, after in self._steps:  # _before, inline: this runs on every unary call
+                if before is not None:
+                    await before(call, request)
+                if after is not None:
+                    afters.append(after)
             outcome = response = await operation(request, call)
         except A2AError as err:
             outcome = err
@@ -229,6 +233,8 @@ class VersionNegotiation(CallInterceptor):
 
     async def before(self, call: CallContext, request: ProtoMessage) -> None:
         version = call.protocol_version
+        if version in self.supported:  # "1.0": the common case, nothing to parse
+            return
         listed = ", ".join(sorted(self.supported))
         if not version:
             if self.strict:

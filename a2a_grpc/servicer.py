@@ -99,11 +99,15 @@ def builtin_interceptors(handler: RequestHandler, auth: AuthPolicy | None = None
     ]
 
 
+#: The full method name of each RPC (``/lf.a2a.v1.A2AService/GetTask``).
+_METHODS = {m.name: f"/{SERVICE.full_name}/{m.name}" for m in SERVICE.methods}
+
+
 def _call_context(
     context: RpcContext, rpc: str, request: ProtoMessage, *, peer_identities: bool = False
 ) -> CallContext:
     call = CallContext.from_metadata(
-        f"/{SERVICE.full_name}/{rpc}",
+        _METHODS[rpc],
         context.invocation_metadata(),
         tenant=getattr(request, "tenant", ""),
         peer=context.peer(),
@@ -118,8 +122,7 @@ def _call_context(
 
 
 async def _echo_extensions(context: RpcContext, call: CallContext) -> None:
-    if call.activated_extensions:
-        await context.send_initial_metadata(((EXTENSIONS_KEY, ",".join(sorted(call.activated_extensions))),))
+    await context.send_initial_metadata(((EXTENSIONS_KEY, ",".join(sorted(call.activated_extensions))),))
 
 
 class A2AServicer:
@@ -161,7 +164,8 @@ class A2AServicer:
         except A2AError as err:
             error = err
         else:
-            await _echo_extensions(context, call)
+            if call.activated_extensions:
+                await _echo_extensions(context, call)
             return response
         await abort(context, error)
 
@@ -182,7 +186,8 @@ class A2AServicer:
         try:
             async for event in events:
                 if first:
-                    await _echo_extensions(context, call)
+                    if call.activated_extensions:
+                        await _echo_extensions(context, call)
                     first = False
                 yield event
         except A2AError as err:

@@ -43,6 +43,9 @@ __all__ = [
 
 #: The events that change a task (a direct Message reply creates none).
 TaskEvent = pb.Task | pb.TaskStatusUpdateEvent | pb.TaskArtifactUpdateEvent
+_TASK_EVENTS = (pb.Task, pb.TaskStatusUpdateEvent, pb.TaskArtifactUpdateEvent)
+#: The states a status update may set (every known one but UNSPECIFIED).
+_STATES = frozenset(pb.TaskState.values()) - {pb.TASK_STATE_UNSPECIFIED}
 
 
 def invalid(text: str) -> A2AError:
@@ -74,7 +77,7 @@ def status_event(task: pb.Task) -> pb.StreamResponse:
 def check_event(event: object, task_id: str, context_id: str) -> TaskEvent:
     """``event`` as a task event of this task. Raises INVALID_AGENT_RESPONSE
     for another type, or a task or context id that is not this task's."""
-    if not isinstance(event, pb.Task | pb.TaskStatusUpdateEvent | pb.TaskArtifactUpdateEvent):
+    if not isinstance(event, _TASK_EVENTS):
         raise invalid(f"unexpected event type {type(event).__name__}")
     got = event.id if isinstance(event, pb.Task) else event.task_id
     if got and got != task_id:
@@ -178,7 +181,7 @@ def _set_status(task: pb.Task, status: pb.TaskStatus, now: Timestamp | None) -> 
 
 
 def _apply_status(task: pb.Task, event: pb.TaskStatusUpdateEvent, now: Timestamp | None) -> pb.StreamResponse:
-    if event.status.state == pb.TASK_STATE_UNSPECIFIED or event.status.state not in pb.TaskState.values():
+    if event.status.state not in _STATES:
         raise invalid("a status update needs a valid state")
     _set_status(task, event.status, now)
     if task.status.HasField("message"):
@@ -188,11 +191,12 @@ def _apply_status(task: pb.Task, event: pb.TaskStatusUpdateEvent, now: Timestamp
         if not msg.message_id:
             msg.message_id = new_id()
         task.history.append(msg)
-    upd = pb.TaskStatusUpdateEvent()
+    out = pb.StreamResponse()
+    upd = out.status_update  # filled in place: no second copy into the StreamResponse
     upd.CopyFrom(event)
     upd.task_id, upd.context_id = task.id, task.context_id
     upd.status.CopyFrom(task.status)
-    return pb.StreamResponse(status_update=upd)
+    return out
 
 
 def _apply_artifact(task: pb.Task, event: pb.TaskArtifactUpdateEvent) -> pb.StreamResponse:
@@ -210,10 +214,11 @@ def _apply_artifact(task: pb.Task, event: pb.TaskArtifactUpdateEvent) -> pb.Stre
                 break
         else:
             task.artifacts.append(art)
-    upd = pb.TaskArtifactUpdateEvent()
+    out = pb.StreamResponse()
+    upd = out.artifact_update
     upd.CopyFrom(event)
     upd.task_id, upd.context_id = task.id, task.context_id
-    return pb.StreamResponse(artifact_update=upd)
+    return out
 
 
 def extend_artifact(task: pb.Task, chunk: pb.Artifact) -> None:

@@ -6,8 +6,8 @@ Proto messages are a2a-grpc's only data model (no mirrors): ``pb.Task``,
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 
 from google.api import field_behavior_pb2
 from google.protobuf import descriptor, timestamp_pb2
@@ -66,17 +66,23 @@ def is_final(state: int) -> bool:
 
 
 def new_id() -> str:
-    """A fresh random UUID string: URL-safe, so it routes over REST."""
-    return str(uuid.uuid4())
+    """A fresh random (version 4, RFC 9562) UUID string: URL-safe, so it
+    routes over REST. The same value ``str(uuid.uuid4())`` gives, built
+    straight from ``os.urandom`` (2.4x cheaper: no ``UUID`` object; each
+    message takes three or four ids)."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40  # version 4
+    b[8] = (b[8] & 0x3F) | 0x80  # the RFC variant
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def now_timestamp() -> timestamp_pb2.Timestamp:
     """The current UTC time at millisecond precision (spec §5.6.1)."""
-    ts = timestamp_pb2.Timestamp()
-    # time_ns + FromMilliseconds: ~5x cheaper (1.0 vs 5.1 µs) than datetime.now + FromDatetime (which
-    # goes through timegm and struct_time); same value, truncated to milliseconds.
-    ts.FromMilliseconds(time.time_ns() // 1_000_000)
-    return ts
+    # time_ns, split by hand: cheaper than datetime.now + FromDatetime (timegm, struct_time) and
+    # than FromMilliseconds (Python code that checks the range); same value, truncated to milliseconds.
+    ms = time.time_ns() // 1_000_000
+    return timestamp_pb2.Timestamp(seconds=ms // 1000, nanos=ms % 1000 * 1_000_000)
 
 
 def is_required(field: descriptor.FieldDescriptor) -> bool:

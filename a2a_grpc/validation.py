@@ -15,8 +15,10 @@ per problem, using proto field paths such as ``message.parts[0]``.
 
 from __future__ import annotations
 
+import keyword
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -43,8 +45,14 @@ def _required(desc: descriptor.Descriptor) -> tuple[descriptor.FieldDescriptor, 
     return tuple(fd for fd in desc.fields if is_required(fd))
 
 
+#: Any character :func:`check_id` refuses.
+_NOT_IN_IDS = re.compile(r"[/:\x00-\x1f\x7f]")
+
+
 def check_id(value: str) -> str | None:
     """Why ``value`` cannot be used as an id in a REST path, or None."""
+    if len(value) <= 256 and _NOT_IN_IDS.search(value) is None:
+        return None  # the common case, in one regex scan
     if "/" in value or ":" in value:
         return "must not contain '/' or ':' (it could not be routed over HTTP+JSON)"
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
@@ -368,10 +376,77 @@ def _walk_reference(msg: ProtoMessage, path: str, out: list[FieldViolation]) -> 
 def validate_request(request: ProtoMessage) -> None:
     """Raises INVALID_PARAMS with field violations if ``request`` breaks a
     REQUIRED annotation or one of the rules in the module docstring."""
+    if _passes(request.DESCRIPTOR)(request):
+        return
     out: list[FieldViolation] = []
     _walk(request, "", out)
     if out:
         raise A2AError.invalid_params(*out)
+
+
+def _attr(fname: str) -> str:
+    """The expression reading field ``fname`` of ``m`` in generated code."""
+    return f"m.{fname}" if fname.isidentifier() and not keyword.iskeyword(fname) else f"getattr(m, {fname!r})"
+
+
+_REQUIRED_TEST = {
+    _REQ_LIST: "not len({v})",
+    _REQ_MESSAGE: "not m.HasField({f!r})",
+    _REQ_ENUM: "{v} == 0",
+    _REQ_VALUE: "not {v}",
+}
+
+
+def _plan_lines(plan: _Plan, name: str, env: dict[str, Any], child_name: Callable[[_Plan], str]) -> str:
+    """The source of ``name(m) -> bool``: True when ``m`` breaks no rule of ``plan``."""
+    body: list[str] = []
+    for fname, req in plan.required:
+        body.append(f"if {_REQUIRED_TEST[req].format(v=_attr(fname), f=fname)}: return False")
+    if plan.part:
+        body.append("if m.WhichOneof('content') is None: return False")
+    for fname, kind, arg in plan.checks:
+        v, has = _attr(fname), f"m.HasField({fname!r})"
+        if kind == _CHILD:
+            body.append(f"if {has} and not {child_name(arg)}({v}): return False")
+        elif kind == _CHILD_LIST:
+            body.append(f"for x in {v}:\n        if not {child_name(arg)}(x): return False")
+        elif kind == _JSON and arg.is_repeated:
+            body.append(f"for x in {v}:\n        if _json_problem(x): return False")
+        elif kind == _JSON:
+            body.append(f"if {has} and _json_problem({v}): return False")
+        elif kind == _ID:
+            body.append(f"v = {v}\n    if v and _check_ids({fname!r}, v) is not None: return False")
+        elif kind in (_ENUM, _ENUM_LIST):
+            ref = f"_known{len(env)}"
+            env[ref] = arg[1]  # the enum's known numbers
+            test = f"if {v} not in {ref}" if kind == _ENUM else f"for x in {v}:\n        if x not in {ref}"
+            body.append(test + ": return False")
+        else:  # _NON_NEG
+            body.append(f"if {v} < 0: return False")
+    return f"def {name}(m):\n" + "".join(f"    {line}\n" for line in body) + "    return True\n"
+
+
+@cache
+def _passes(desc: descriptor.Descriptor) -> Callable[[ProtoMessage], bool]:
+    """A function generated once per request type from its plans: True when
+    the message breaks no rule (the answer of :func:`_walk` finding nothing,
+    without building a field path or a violation). Only when it says False
+    does :func:`validate_request` walk the message for the violations."""
+    names: dict[int, str] = {}
+    sources: list[str] = []
+    env: dict[str, Any] = {"_json_problem": _json_problem, "_check_ids": _check_ids}
+
+    def child_name(plan: _Plan) -> str:
+        if id(plan) not in names:  # named before it is generated: plans may refer to themselves
+            names[id(plan)] = f"_ok{len(names)}"
+            sources.append(_plan_lines(plan, names[id(plan)], env, child_name))
+        return names[id(plan)]
+
+    root = child_name(_plan(desc))
+    env["__source__"] = source = "\n".join(sources)
+    exec(source, env)  # our own source, built from the proto's descriptors
+    fn: Callable[[ProtoMessage], bool] = env[root]
+    return fn
 
 
 _PLANS: TypeCache[_Plan] = TypeCache(_build_plan)

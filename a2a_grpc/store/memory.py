@@ -167,7 +167,10 @@ class InMemoryTaskStore:
     # --- tasks ---------------------------------------------------------------
 
     def _index_add(self, row: _Row) -> None:
-        idx = self._index.setdefault((row[_TENANT], row[_USER]), _OwnerIndex())
+        owner = (row[_TENANT], row[_USER])
+        idx = self._index.get(owner)
+        if idx is None:  # (not setdefault: that would build an index per call)
+            idx = self._index[owner] = _OwnerIndex()
         _insort(idx.all, row[_KEY])
         _insort(idx.by_context.setdefault(row[_CONTEXT], []), row[_KEY])
         _insort(idx.by_state.setdefault(row[_STATE], []), row[_KEY])
@@ -236,9 +239,11 @@ class InMemoryTaskStore:
         if moved is not None:
             row = self._tasks[task.id] = moved
         else:
-            self._index_remove(row)
+            was = row
             row = self._tasks[task.id] = _row(task, owner, expected_version + 1)
-            self._index_add(row)
+            if (was[_KEY], was[_CONTEXT], was[_STATE]) != (row[_KEY], row[_CONTEXT], row[_STATE]):
+                self._index_remove(was)  # the keys moved (an artifact update keeps them)
+                self._index_add(row)
         now = time.time()
         for entry in outbox:
             seq = self._next_seq

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,7 +18,7 @@ from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.store.memory import InMemoryTaskStore
-from a2a_grpc.types import now_timestamp, pb
+from a2a_grpc.types import new_id, now_timestamp, pb
 from tests.randmsg import fill
 
 
@@ -30,6 +31,15 @@ def test_now_timestamp_is_the_current_whole_millisecond() -> None:
         assert ts.nanos % 1_000_000 == 0
         assert before <= millis <= after
         assert ts.ToJsonString().endswith("Z")
+
+
+def test_new_id_is_a_random_version_4_uuid_in_its_canonical_form() -> None:
+    ids = {new_id() for _ in range(2000)}
+    assert len(ids) == 2000
+    for value in ids:
+        parsed = uuid.UUID(value)
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+        assert str(parsed) == value
 
 
 # ---------------------------------------------------------------- validation plans
@@ -68,6 +78,25 @@ def test_validation_plans_find_the_same_violations_in_the_same_order(desc: Any) 
         assert _violations(validation._walk, msg) == _violations(validation._walk_reference, msg), msg
 
 
+@pytest.mark.parametrize("desc", A2A_TYPES, ids=[d.name for d in A2A_TYPES])
+def test_the_generated_check_passes_exactly_the_messages_without_violations(desc: Any) -> None:
+    cls = message_factory.GetMessageClass(desc)
+    passes = validation._passes(desc)
+    rng = random.Random("passes " + desc.full_name)
+    assert passes(cls()) == (not _violations(validation._walk, cls()))
+    for i in range(120):
+        msg = fill(cls(), rng, depth=1 + i % 5)
+        assert passes(msg) == (not _violations(validation._walk, msg)), msg
+
+
+def test_check_id_refuses_what_it_refused_before() -> None:
+    bad = ["a/b", "a:b", "a\nb", "\x7f", "x" * 257, "\x00"]
+    assert all(validation.check_id(v) for v in bad)
+    assert validation.check_id("x" * 256) is None
+    assert validation.check_id("8af23c6a-527f-4d17-b1fd-a92a9586da3e") is None
+    assert validation.check_id("ünïcode ok") is None
+
+
 def test_validation_plans_stop_at_the_violation_cap_like_the_walk() -> None:
     # Many empty parts and bad roles: the cap (20) is reached in the middle of a field.
     for n in (5, 9, 10, 11, 19, 20, 21, 30):
@@ -76,6 +105,7 @@ def test_validation_plans_stop_at_the_violation_cap_like_the_walk() -> None:
         req.configuration.history_length = -1
         got = _violations(validation._walk, req)
         assert got == _violations(validation._walk_reference, req)
+        assert not validation._passes(req.DESCRIPTOR)(req)
         assert len(got) >= min(n, 20)
     task = pb.Task(history=[pb.Message(parts=[pb.Part()] * 3) for _ in range(8)])
     assert _violations(validation._walk, task) == _violations(validation._walk_reference, task)
