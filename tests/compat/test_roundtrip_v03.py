@@ -8,20 +8,30 @@ clears nothing v0.3 does carry. Each lossy rule must have fired on some seed,
 so a rule that stops mattering (or a generator that stops reaching it) fails
 here too. The reverse-only loss C1 (several v0.3 schemes → one) is checked
 from random v0.3 objects.
+
+A round trip cannot see a mistake made the same way in both directions (a
+v1.0 name written and read back unchanged, a state misspelt both ways), so
+the official ``a2a-sdk`` 0.3 models read what the table writes, in their own
+virtualenv (``sdk03_read.py``), and must read every field of it.
 """
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
+from google.api import field_behavior_pb2
 from google.protobuf.message import Message as ProtoMessage
 
 from a2a_grpc import protojson
-from a2a_grpc.compat.v03 import DIALECT, WRAPPED_KEY
+from a2a_grpc.compat.v03 import DIALECT, WRAPPED_KEY, legacy_card
 from a2a_grpc.types import pb
+from tests.interop.conftest import sdk03_python  # noqa: F401 - the fixture, for the SDK check
 from tests.randmsg import fill
 
 SEEDS = range(300)
@@ -112,6 +122,9 @@ def documented_loss(
             _clear(m, "extended_agent_card", fired, "C12 extendedAgentCard")
         if isinstance(m, pb.OAuthFlows):
             _clear(m, "device_code", fired, "C12 deviceCode")
+        if isinstance(m, pb.ListTaskPushNotificationConfigsRequest):  # C12: v0.3 lists have no pages
+            _clear(m, "page_size", fired, "C12 push-config list pages")
+            _clear(m, "page_token", fired, "C12 push-config list pages")
         if "pkce_required" in fields:
             _clear(m, "pkce_required", fired, "C12 pkceRequired")
     return out
@@ -126,6 +139,7 @@ LOSSY_RULES = {
     "C12 extendedAgentCard",
     "C12 deviceCode",
     "C12 pkceRequired",
+    "C12 push-config list pages",
     "push config in SendMessageConfiguration: taskId",
 }
 
@@ -191,3 +205,92 @@ def test_c1_v03_schemes_come_back_as_the_first_one() -> None:
         v1 = protojson.parse(DIALECT.up("AuthenticationInfo", legacy), pb.AuthenticationInfo())
         again = DIALECT.down("AuthenticationInfo", protojson.to_dict(v1))
         assert again == {**legacy, "schemes": schemes[:1]}
+
+
+# ------------------------------------------------ what the official v0.3 SDK reads
+#: Fields v0.3 requires beyond the v1.0 REQUIRED ones (legacy digest §2.4, §2.6).
+V03_REQUIRED = {
+    "Task": {"context_id"},
+    "AgentExtension": {"uri"},
+    "TaskPushNotificationConfig": {"task_id"},
+    "ImplicitOAuthFlow": {"authorization_url", "scopes"},
+    "PasswordOAuthFlow": {"token_url", "scopes"},
+}
+_REQUIRED = field_behavior_pb2.REQUIRED
+
+
+def with_required(msg: ProtoMessage) -> ProtoMessage:
+    """Sets every unset REQUIRED field of ``msg`` (v1.0's and v0.3's), all the
+    way down, then :func:`repair`: an object both versions call complete."""
+    for fd in msg.DESCRIPTOR.fields:
+        behavior = fd.GetOptions().Extensions[field_behavior_pb2.field_behavior]
+        if _REQUIRED not in behavior and fd.name not in V03_REQUIRED.get(msg.DESCRIPTOR.name, ()):
+            continue
+        value = getattr(msg, fd.name)
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            if not value:
+                value["k"] = "v"
+        elif fd.is_repeated:
+            if not value:
+                value.add() if fd.message_type is not None else value.append("r")
+        elif fd.message_type is not None:
+            value.SetInParent()
+        elif fd.type == fd.TYPE_STRING and not value:
+            setattr(msg, fd.name, "r")
+    for fd, value in msg.ListFields():
+        if fd.message_type is not None and not fd.message_type.GetOptions().map_entry:
+            for item in value if fd.is_repeated else [value]:
+                if item.DESCRIPTOR.full_name.startswith("lf.a2a.v1."):
+                    with_required(item)
+        elif fd.message_type is not None and fd.message_type.fields_by_name["value"].message_type is not None:
+            for item in value.values():
+                if item.DESCRIPTOR.full_name.startswith("lf.a2a.v1."):
+                    with_required(item)
+    for m in _messages(msg):
+        if isinstance(m, pb.APIKeySecurityScheme) and m.location not in ("header", "query", "cookie"):
+            m.location = "header"  # v0.3 has an enum where v1.0 has a string
+    return repair(msg)
+
+
+def _legacy_of(type_name: str, v1: dict[str, Any]) -> dict[str, Any]:
+    """What we send a v0.3 peer: the table's form; ``final`` as the stream
+    adapter adds it; the card as :func:`legacy_card` writes it."""
+    if type_name == "AgentCard":
+        return legacy_card(v1, "http://127.0.0.1/")
+    legacy = DIALECT.down(type_name, v1)
+    if legacy.get("kind") == "status-update":
+        legacy["final"] = False
+    return legacy
+
+
+@pytest.mark.interop
+def test_what_the_official_v03_sdk_reads_is_what_we_wrote(sdk03_python: str) -> None:  # noqa: F811
+    """Every v0.3 object the table writes (60 seeds of each type, complete
+    objects) is valid for the official ``a2a-sdk`` 0.3 models and read back
+    field for field: a v1.0 name leaking into the v0.3 form (one the SDK
+    drops) or a wrong shape fails here even where the round trip is exact."""
+    lines: list[tuple[str, int, dict[str, Any]]] = []
+    for type_name in sorted(DIALECT.rules):
+        if type_name == "GetExtendedAgentCardRequest":  # v0.3 sends no params for it
+            assert DIALECT.down(type_name, {"tenant": "t"}) == {}
+            continue
+        for seed in range(60):
+            msg = with_required(fill(PB_TYPE[type_name](), random.Random(f"sdk/{type_name}/{seed}")))
+            try:
+                v1 = protojson.to_dict(msg)
+            except ValueError:
+                continue
+            lines.append((type_name, seed, _legacy_of(type_name, v1)))
+    script = Path(__file__).with_name("sdk03_read.py")
+    feed = "".join(json.dumps({"type": t, "value": v}) + "\n" for t, _, v in lines)
+    proc = subprocess.run(
+        [sdk03_python, str(script)], input=feed, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(answers) == len(lines) > 1200
+    wrong: dict[str, Any] = {}  # the first wrong object of each type
+    for (type_name, seed, legacy), answer in zip(lines, answers, strict=True):
+        if not answer["ok"] or answer["dump"] != legacy:
+            wrong.setdefault(type_name, (seed, legacy, answer.get("error") or answer["dump"]))
+    assert not wrong, wrong
