@@ -25,6 +25,8 @@ from google.protobuf.message import DecodeError
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from a2a_grpc.card import BINDINGS, PROTOCOL_VERSION, build_card
+from a2a_grpc.compat.v03grpc import SERVICE as V03_SERVICE
+from a2a_grpc.compat.v03grpc import V03Servicer, abort_v03
 from a2a_grpc.connlimits import ConnectionLimits, bind_error, grpc_options
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.executor import AgentExecutor
@@ -405,9 +407,15 @@ class A2AServer:
             ]
         )
         _add_servicer(self.servicer, server)
+        _add_v03_servicer(self.servicer, server)
         self._health = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        enable_reflection((SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
+        services = (
+            SERVICE_NAME,
+            V03_SERVICE.full_name,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        )
+        enable_reflection(services, server)
         return server
 
     async def _start_http(self, port: int) -> None:
@@ -581,11 +589,12 @@ class _Undecodable:
         self.problem = problem
 
 
-def _tolerant(name: str, handler: Any) -> Any:
+def _tolerant(name: str, handler: Any, refuse: Callable[[Any, A2AError], Awaitable[Any]] = abort) -> Any:
     """``handler`` with a deserializer that never raises: gRPC turns an
     exception there into UNKNOWN with the exception's class in the details;
     instead the call ends with INVALID_ARGUMENT (INVALID_PARAMS) and a field
-    violation, as any other bad input (spec §5.7, §10.6)."""
+    violation, as any other bad input (spec §5.7, §10.6), in the form of
+    ``refuse`` (the v1.0 rich status; the v0.3 service's plain one)."""
     parse = handler.request_deserializer
 
     def deserialize(data: bytes) -> Any:
@@ -602,7 +611,7 @@ def _tolerant(name: str, handler: Any) -> Any:
 
         async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
             if isinstance(request, _Undecodable):
-                await abort(context, refusal(request))
+                await refuse(context, refusal(request))
             async for event in behavior(request, context):
                 yield event
 
@@ -611,7 +620,7 @@ def _tolerant(name: str, handler: Any) -> Any:
 
     async def unary_unary(request: Any, context: Any) -> Any:
         if isinstance(request, _Undecodable):
-            await abort(context, refusal(request))
+            await refuse(context, refusal(request))
         return await unary(request, context)
 
     return handler._replace(request_deserializer=deserialize, unary_unary=unary_unary)
@@ -630,18 +639,34 @@ class _Capture:
         self.handlers = dict(handlers)
 
 
-def _add_servicer(servicer: A2AServicer, server: grpc.aio.Server) -> None:
-    """Registers ``servicer`` like the generated ``add_A2AServiceServicer_to_server``
-    does, with undecodable requests answered INVALID_ARGUMENT (see _tolerant)."""
+def _add_servicer(
+    servicer: Any,
+    server: grpc.aio.Server,
+    add: Callable[[Any, Any], None] = pb_grpc.add_A2AServiceServicer_to_server,
+    service: Any = pb.DESCRIPTOR.services_by_name["A2AService"],
+    refuse: Callable[[Any, A2AError], Awaitable[Any]] = abort,
+) -> None:
+    """Registers ``servicer`` like the generated ``add`` function does, with
+    undecodable requests answered INVALID_ARGUMENT (see _tolerant), for the
+    v1.0 service by default, for another ``service`` (the v0.3 one) when given."""
     capture = _Capture()
-    pb_grpc.add_A2AServiceServicer_to_server(servicer, capture)
-    methods = pb.DESCRIPTOR.services_by_name["A2AService"].methods_by_name
+    add(servicer, capture)
     handlers = {
-        name: _tolerant(methods[name].input_type.full_name, handler)
+        name: _tolerant(service.methods_by_name[name].input_type.full_name, handler, refuse)
         for name, handler in capture.handlers.items()
     }
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
-    server.add_registered_method_handlers(SERVICE_NAME, handlers)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    server.add_registered_method_handlers(service.full_name, handlers)
+
+
+def _add_v03_servicer(servicer: A2AServicer, server: grpc.aio.Server) -> None:
+    """A2A v0.3 over gRPC (``a2a.v1.A2AService``, issue 13): the adapter in
+    front of the same ``servicer`` (:mod:`a2a_grpc.compat.v03grpc`)."""
+    from a2a_grpc.gen.a2a.v1 import a2a_pb2_grpc as v03_grpc
+
+    _add_servicer(
+        V03Servicer(servicer), server, v03_grpc.add_A2AServiceServicer_to_server, V03_SERVICE, abort_v03
+    )
 
 
 def _bind_grpc(

@@ -28,10 +28,12 @@ __all__ = [
     "PROTOCOL_VERSION",
     "Method",
     "card_json",
+    "endpoint_fields",
     "error_object",
     "final_of",
     "hybrid_card",
     "legacy_card",
+    "v03_interfaces",
 ]
 
 #: The card's ``protocolVersion`` for v0.3 clients (full semver, legacy digest §2.6).
@@ -347,45 +349,72 @@ def error_object(err: A2AError) -> Json:
 
 def legacy_card(card: Json, jsonrpc_url: str) -> Json:
     """The pure v0.3 AgentCard of the v1.0 card ``card`` (ProtoJSON dict):
-    its v0.3 JSON-RPC endpoint is the card's untenanted JSONRPC interface,
-    else ``jsonrpc_url`` (C10, C12, C15)."""
+    its v0.3 endpoints are :func:`endpoint_fields`, the JSON-RPC one
+    ``jsonrpc_url`` when the card has none (C10, C12, C15)."""
     out = DIALECT.down("AgentCard", card)
-    out.update(_endpoint_fields(card, _jsonrpc_url(card) or jsonrpc_url))
+    out.update(endpoint_fields(card, jsonrpc_url))
     out.setdefault("capabilities", {})["stateTransitionHistory"] = False
     return out
 
 
-def _endpoint_fields(card: Json, jsonrpc_url: str) -> Json:
+#: The bindings a2a-grpc serves v0.3 on, at the URL of the v1.0 interface of the same binding.
+V03_BINDINGS = ("JSONRPC", "GRPC", "HTTP+JSON")
+
+
+def v03_interfaces(card: Json) -> list[Json]:
+    """The v0.3 endpoints ``[{"url", "transport"}]`` of the v1.0 card ``card``
+    (C10): its ``supportedInterfaces`` entries with ``protocolVersion`` 0.3
+    when it lists any; else its untenanted JSONRPC, GRPC and HTTP+JSON
+    entries, since this server serves v0.3 at those very URLs (the v0.3 JSON-RPC
+    methods at the JSON-RPC URL, ``a2a.v1.A2AService`` on the gRPC port,
+    ``/v1/...`` under the HTTP+JSON URL). Card order, de-duplicated."""
+    entries = [i for i in card.get("supportedInterfaces", []) if isinstance(i, dict)]
+    legacy = [i for i in entries if str(i.get("protocolVersion", "")).startswith("0.3")]
+    chosen = legacy or [
+        i for i in entries if not i.get("tenant") and i.get("protocolBinding") in V03_BINDINGS
+    ]
+    out: list[Json] = []
+    for entry in chosen:
+        pair = {"url": entry.get("url", ""), "transport": entry.get("protocolBinding", "")}
+        if pair["url"] and pair not in out:
+            out.append(pair)
+    return out
+
+
+def endpoint_fields(card: Json, jsonrpc_url: str = "") -> Json:
+    """The v0.3 top-level endpoint fields of the v1.0 card ``card``: ``url`` +
+    ``preferredTransport`` (its JSON-RPC endpoint, ``jsonrpc_url`` when it has
+    none; else its first v0.3 endpoint), ``additionalInterfaces`` (every v0.3
+    endpoint, the main one included, v0.3 prose §5.6.2), ``protocolVersion``
+    and ``supportsAuthenticatedExtendedCard`` (S13, S15, C10)."""
+    interfaces = v03_interfaces(card)
+    if jsonrpc_url and not any(i["transport"] == "JSONRPC" for i in interfaces):
+        interfaces.insert(0, {"url": jsonrpc_url, "transport": "JSONRPC"})
+    main = next((i for i in interfaces if i["transport"] == "JSONRPC"), None)
+    main = main or (interfaces[0] if interfaces else {"url": jsonrpc_url, "transport": "JSONRPC"})
     extended = bool(card.get("capabilities", {}).get("extendedAgentCard", False))
     return {
-        "url": jsonrpc_url,
-        "preferredTransport": "JSONRPC",
-        "additionalInterfaces": [{"url": jsonrpc_url, "transport": "JSONRPC"}],
+        "url": main["url"],
+        "preferredTransport": main["transport"],
+        "additionalInterfaces": interfaces,
         "protocolVersion": PROTOCOL_VERSION,
         "supportsAuthenticatedExtendedCard": extended,
     }
 
 
 def _jsonrpc_url(card: Json) -> str:
-    return next(
-        (
-            i.get("url", "")
-            for i in card.get("supportedInterfaces", [])
-            if i.get("protocolBinding") == "JSONRPC" and not i.get("tenant")
-        ),
-        "",
-    )
+    return next((i["url"] for i in v03_interfaces(card) if i["transport"] == "JSONRPC"), "")
 
 
 def hybrid_card(card: Json) -> Json:
     """The v1.0 card ``card`` plus the v0.3 top-level endpoint fields (legacy
-    digest §6.5), so one ``/.well-known/agent-card.json`` serves both: the
-    v0.3 JSON-RPC endpoint is the v1.0 JSONRPC interface's URL (the dialect
-    is served at the same URL). ``securitySchemes`` keeps the v1.0 shape."""
-    url = _jsonrpc_url(card)
-    if not url:
+    digest §6.5, :func:`endpoint_fields`), so one ``/.well-known/agent-card.json``
+    serves both: v0.3 clients pick JSON-RPC, gRPC or HTTP+JSON from ``url`` /
+    ``preferredTransport`` / ``additionalInterfaces``, v1.0 clients read
+    ``supportedInterfaces``. ``securitySchemes`` keeps the v1.0 shape."""
+    if not _jsonrpc_url(card):
         return card
-    return {**card, **_endpoint_fields(card, url)}
+    return {**card, **endpoint_fields(card)}
 
 
 def card_json(card: Any, version: str) -> str:

@@ -5,6 +5,10 @@
 * JSON-RPC 2.0 at ``POST jsonrpc_path`` (:mod:`a2a_grpc.gateway.jsonrpc`);
 * HTTP+JSON at ``rest_prefix`` + the paths of the proto's ``google.api.http``
   rules, compiled at start-up (:mod:`a2a_grpc.httprule`, :mod:`a2a_grpc.gateway.rest`);
+* A2A v0.3: its JSON-RPC methods at the same JSON-RPC URL
+  (:mod:`a2a_grpc.compat.jsonrpc`) and its HTTP+JSON routes under
+  ``rest_prefix + "/v1/"`` (:mod:`a2a_grpc.compat.v03rest`; a ``/v1/...``
+  request with ``A2A-Version: 1.0`` is v1.0 with the tenant ``v1``);
 * the public Agent Card at ``/.well-known/agent-card.json`` and the legacy
   ``/.well-known/agent.json`` (:mod:`a2a_grpc.gateway.card`).
 
@@ -21,6 +25,7 @@ from aiohttp import web
 
 from a2a_grpc.compat.jsonrpc import JsonRpcDialect
 from a2a_grpc.compat.v03 import card_json
+from a2a_grpc.compat.v03rest import V03RestBinding
 from a2a_grpc.gateway.body import MAX_BODY_KEY, MAX_MESSAGE_KEY
 from a2a_grpc.gateway.card import CardEndpoint
 from a2a_grpc.gateway.fallback import json_errors
@@ -118,6 +123,8 @@ def create_app(
         stopping=stopping,
         jsonrpc_path=jsonrpc_path,
     )
+    legacy = V03RestBinding(servicer, rest, prefix=prefix, keepalive=keepalive_seconds, stopping=stopping)
+    app.router.add_route("*", prefix + "/v1/{tail:[\\s\\S]*}", legacy.handle)  # v0.3, else tenant "v1"
     app.router.add_route("*", prefix + "/{tail:[\\s\\S]*}", rest.handle)  # not ".": /tasks/a%0Ab
 
     async def _on_shutdown(_: web.Application) -> None:

@@ -67,7 +67,7 @@ async def test_reflection_lists_services_in_both_versions(grpc_server, version) 
         service = V1ALPHA_SERVICE_NAME
     res = await _reflect(grpc_server.grpc_port, service, req_cls, res_cls, req_cls(list_services=""))
     names = {s.name for s in res.list_services_response.service}
-    assert names == {SERVICE_NAME, HEALTH, V1_SERVICE_NAME, V1ALPHA_SERVICE_NAME}
+    assert names == {SERVICE_NAME, "a2a.v1.A2AService", HEALTH, V1_SERVICE_NAME, V1ALPHA_SERVICE_NAME}
 
     res = await _reflect(
         grpc_server.grpc_port, service, req_cls, res_cls, req_cls(file_containing_symbol=V1_SERVICE_NAME)
