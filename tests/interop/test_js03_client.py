@@ -1,6 +1,6 @@
 """The official JS SDK **0.3.x** client (``@a2a-js/sdk`` 0.3) drives OUR server
-over the v0.3 wire (issue 13): card, send, stream, get, cancel, resubscribe,
-push config, parts, multi-turn and one error.
+over v0.3 JSON-RPC and v0.3 HTTP+JSON (issue 13): card, send, stream, get,
+cancel, resubscribe, push config, parts, multi-turn and one error.
 
 ``tests/interop/js03/client.mjs`` runs with the machine's Node from
 ``tests/interop/js03/node_modules`` — its own ``package.json`` and lock file,
@@ -23,8 +23,8 @@ from tests.interop.conftest import HERE, LiveServer, run_json_lines
 pytestmark = pytest.mark.interop
 
 JS03 = HERE / "js03"
-#: The v0.3 bindings the JS 0.3 client drives (REST joins when v0.3 HTTP+JSON is served).
-JS03_BINDINGS = ("jsonrpc",)
+#: The v0.3 bindings the JS 0.3 client has transports for (it has no gRPC one in 0.3).
+JS03_BINDINGS = ("jsonrpc", "rest")
 
 
 def _installed_version() -> str | None:
@@ -134,9 +134,13 @@ def test_push_config_crud(steps: dict[str, Any]) -> None:
 
 def test_every_part_kind_round_trips(steps: dict[str, Any]) -> None:
     parts = ok(steps, "parts")["artifacts"][0]["parts"]
+    text: dict[str, Any] = {"kind": "text", "text": "parts", "metadata": {"k": "v"}}
+    raw: dict[str, Any] = {"bytes": "+/8=", "mimeType": "application/octet-stream", "name": "b.bin"}
+    if steps["binding"] == "rest":  # C5: the v0.3 proto has no Part metadata and no file name
+        del text["metadata"], raw["name"]
     assert parts == [
-        {"kind": "text", "text": "parts", "metadata": {"k": "v"}},
-        {"kind": "file", "file": {"bytes": "+/8=", "mimeType": "application/octet-stream", "name": "b.bin"}},
+        text,
+        {"kind": "file", "file": raw},
         {"kind": "file", "file": {"uri": "https://example.com/f.txt", "mimeType": "text/plain"}},
         {"kind": "data", "data": {"a": [1, 2]}},
     ]
@@ -152,5 +156,8 @@ def test_unknown_task_is_the_sdks_task_not_found_error(steps: dict[str, Any]) ->
     record = steps["error"]
     assert not record["ok"], record
     assert record["error"]["isTaskNotFound"], record["error"]  # instanceof TaskNotFoundError
-    error = record["error"]["response"]["error"]
-    assert error["code"] == -32001 and error["data"]["reason"] == "TASK_NOT_FOUND"
+    if steps["binding"] == "jsonrpc":  # the SDK keeps the JSON-RPC error object
+        error = record["error"]["response"]["error"]
+        assert error["code"] == -32001 and error["data"]["reason"] == "TASK_NOT_FOUND"
+    else:  # REST: the SDK's error carries our message
+        assert record["error"]["message"] == "task no-such-task not found"
