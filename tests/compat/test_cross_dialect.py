@@ -5,8 +5,8 @@ server with the SQLite store (127.0.0.1, ephemeral ports).
 Each dialect is a small client class with the same five calls (``send``,
 ``get``, ``cancel``, ``subscribe`` and what a task looks like to it, as a
 neutral :class:`View`); the tests run over every ordered pair of
-:data:`DIALECTS`. A new dialect (v0.3 gRPC, v0.3 HTTP+JSON, the
-``/tasks/send`` shape) slots in as one more class in that table.
+:data:`DIALECTS`: v1.0 JSON-RPC and the three v0.3 bindings. A new dialect
+(the ``/tasks/send`` shape) slots in as one more class in that table.
 """
 
 from __future__ import annotations
@@ -21,8 +21,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import aiohttp
+import grpc
 import pytest
+from google.protobuf import json_format
 
+from a2a_grpc.gen.a2a.v1 import a2a_pb2 as v03
+from a2a_grpc.gen.a2a.v1 import a2a_pb2_grpc as v03_grpc
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store import open_store
 from tests.interop.agents import InteropAgent
@@ -43,7 +47,8 @@ class View:
 
 
 def v1_state(state: str) -> str:
-    return state.removeprefix("TASK_STATE_").lower().replace("_", "-")
+    """``TASK_STATE_INPUT_REQUIRED`` → ``input-required`` (the v0.3 proto's ``CANCELLED`` too)."""
+    return state.removeprefix("TASK_STATE_").lower().replace("_", "-").replace("cancelled", "canceled")
 
 
 class Dialect:
@@ -67,6 +72,9 @@ class Dialect:
         """(event kind, state or "") per event: kinds ``task``, ``status``, ``artifact``."""
         raise NotImplementedError
         yield  # pragma: no cover
+
+    async def close(self) -> None:
+        return None
 
 
 class JsonRpc(Dialect):
@@ -170,8 +178,98 @@ class V03JsonRpc(JsonRpc):
             yield kind, event.get("status", {}).get("state", "")
 
 
+def proto03_view(task: Any) -> View:
+    """A task as ProtoJSON of the v0.3 proto (gRPC and HTTP+JSON): ``content`` of messages."""
+    return View(
+        task["id"],
+        task["contextId"],
+        v1_state(task["status"]["state"]),
+        tuple(p.get("text", "") for m in task.get("history", []) for p in m["content"]),
+        tuple(p.get("text", "") for a in task.get("artifacts", []) for p in a["parts"]),
+    )
+
+
+def proto03_event(event: Any) -> tuple[str, str]:
+    if "task" in event:
+        return "task", v1_state(event["task"]["status"]["state"])
+    if "statusUpdate" in event:
+        return "status", v1_state(event["statusUpdate"]["status"]["state"])
+    return "artifact", ""
+
+
+def proto03_message(text: str, task_id: str) -> dict[str, Any]:
+    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "content": [{"text": text}]}
+    return {**message, "taskId": task_id} if task_id else message
+
+
+class V03Rest(Dialect):
+    """v0.3 HTTP+JSON under ``/v1`` (no ``A2A-Version``)."""
+
+    name = "v0.3 HTTP+JSON"
+
+    async def call(self, verb: str, path: str, body: Any = None) -> Any:
+        async with self.session.request(verb, self.base + "/v1" + path, json=body) as resp:
+            out = await resp.json()
+            assert resp.status == 200, (self.name, path, out)
+        return out
+
+    async def send(self, text: str, task_id: str = "", *, blocking: bool = True) -> View:
+        body = {"message": proto03_message(text, task_id), "configuration": {"blocking": blocking}}
+        return proto03_view((await self.call("POST", "/message:send", body))["task"])
+
+    async def get(self, task_id: str) -> View:
+        return proto03_view(await self.call("GET", f"/tasks/{task_id}"))
+
+    async def cancel(self, task_id: str) -> View:
+        return proto03_view(await self.call("POST", f"/tasks/{task_id}:cancel", {}))
+
+    async def subscribe(self, task_id: str) -> AsyncIterator[tuple[str, str]]:
+        url = f"{self.base}/v1/tasks/{task_id}:subscribe"
+        async with self.session.get(url, headers={"Accept": "text/event-stream"}) as resp:
+            assert resp.content_type == "text/event-stream", await resp.text()
+            async for line in resp.content:
+                if line.startswith(b"data: "):
+                    yield proto03_event(json.loads(line[6:]))
+
+
+class V03Grpc(Dialect):
+    """v0.3 gRPC: the service ``a2a.v1.A2AService`` on the gRPC port."""
+
+    name = "v0.3 gRPC"
+
+    def __init__(self, session: aiohttp.ClientSession, base: str, grpc_target: str) -> None:
+        super().__init__(session, base, grpc_target)
+        self.channel = grpc.aio.insecure_channel(grpc_target)
+        self.stub = v03_grpc.A2AServiceStub(self.channel)
+
+    @staticmethod
+    def json(msg: Any) -> Any:
+        return json_format.MessageToDict(msg)
+
+    async def send(self, text: str, task_id: str = "", *, blocking: bool = True) -> View:
+        request = json_format.ParseDict(
+            {"message": proto03_message(text, task_id), "configuration": {"blocking": blocking}},
+            v03.SendMessageRequest(),
+        )
+        return proto03_view(self.json((await self.stub.SendMessage(request, timeout=20)).task))
+
+    async def get(self, task_id: str) -> View:
+        return proto03_view(self.json(await self.stub.GetTask(v03.GetTaskRequest(name=f"tasks/{task_id}"))))
+
+    async def cancel(self, task_id: str) -> View:
+        task = await self.stub.CancelTask(v03.CancelTaskRequest(name=f"tasks/{task_id}"))
+        return proto03_view(self.json(task))
+
+    async def subscribe(self, task_id: str) -> AsyncIterator[tuple[str, str]]:
+        async for event in self.stub.TaskSubscription(v03.TaskSubscriptionRequest(name=f"tasks/{task_id}")):
+            yield proto03_event(self.json(event))
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+
 #: Every dialect the server speaks, by name.
-DIALECTS: dict[str, type[Dialect]] = {d.name: d for d in (V10JsonRpc, V03JsonRpc)}
+DIALECTS: dict[str, type[Dialect]] = {d.name: d for d in (V10JsonRpc, V03JsonRpc, V03Rest, V03Grpc)}
 PAIRS = [pytest.param(a, b, id=f"{a} -> {b}") for a, b in permutations(DIALECTS, 2)]
 
 
@@ -190,7 +288,10 @@ async def server(tmp_path: Path) -> AsyncIterator[A2AServer]:
 async def clients(server: A2AServer) -> AsyncIterator[dict[str, Dialect]]:
     base, target = f"http://127.0.0.1:{server.http_port}", f"127.0.0.1:{server.grpc_port}"
     async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
-        yield {name: cls(session, base, target) for name, cls in DIALECTS.items()}
+        made = {name: cls(session, base, target) for name, cls in DIALECTS.items()}
+        yield made
+        for client in made.values():
+            await client.close()
 
 
 @pytest.mark.parametrize(("first", "other"), PAIRS)
