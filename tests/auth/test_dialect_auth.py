@@ -2,15 +2,16 @@
 
 On the server of ``conftest.py`` (API keys, bearer JWTs of an OIDC issuer,
 scope ``a2a`` required), for each dialect of :data:`SURFACES`: an anonymous
-call of every method answers 401 with the same ``WWW-Authenticate`` challenge
-as the v1.0 bindings, in the dialect's own error form, and stores nothing; a
+call of every method answers 401 (gRPC: UNAUTHENTICATED) with the same
+``WWW-Authenticate`` challenge as the v1.0 bindings, in the dialect's own
+error form, and stores nothing; a
 key or a JWT works, and the task it makes belongs to that caller in every
 dialect; a caller without the scope is refused; another caller naming the
 task gets exactly what a random id gets.
 
 A dialect is one :class:`Surface`: its raw call of each operation and how its
-errors read. v0.3 gRPC, v0.3 HTTP+JSON and the ``/tasks/send`` shape slot in as
-more entries of :data:`SURFACES`.
+errors read — v0.3 JSON-RPC, HTTP+JSON and gRPC here; the ``/tasks/send``
+shape slots in as one more entry of :data:`SURFACES`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ import time
 import uuid
 from typing import Any, ClassVar
 
+import grpc
 import pytest
+from google.protobuf import json_format, message_factory
 
+from a2a_grpc.gen.a2a.v1 import a2a_pb2 as v03
 from a2a_grpc.types import pb
 from tests.auth.conftest import AuthServer
 from tests.auth.wire import Reply
@@ -49,6 +53,8 @@ class Surface:
     """The raw calls of one dialect on ``srv`` (answers kept as bytes)."""
 
     name: ClassVar[str]
+    #: The status of an UNAUTHENTICATED answer (an HTTP status or a gRPC code name).
+    unauthenticated: ClassVar[int | str] = 401
 
     async def call(
         self, srv: AuthServer, op: str, task_id: str = "", headers: dict[str, str] | None = None
@@ -134,7 +140,147 @@ class V03JsonRpc(Surface):
         return str(result["id"])
 
 
-SURFACES = {s.name: s for s in (V03JsonRpc(),)}
+def proto03_message(op: str, task_id: str) -> dict[str, Any]:
+    """The v0.3 proto's SendMessageRequest (ProtoJSON) of ``send_new`` / ``send`` / ``stream``."""
+    text = "slow 30" if op == "send_new" else "hi"
+    message: dict[str, Any] = {"messageId": "m-1", "role": "ROLE_USER", "content": [{"text": text}]}
+    if op != "send_new":
+        message["taskId"] = task_id
+    return {"message": message, "configuration": {"blocking": False}}
+
+
+class V03Rest(Surface):
+    """v0.3 HTTP+JSON under ``/v1``, no ``A2A-Version`` header."""
+
+    name = "v0.3 HTTP+JSON"
+
+    @staticmethod
+    def route(op: str, task_id: str) -> tuple[str, str, Any]:
+        configs = f"/tasks/{task_id}/pushNotificationConfigs"
+        return {
+            "send_new": ("POST", "/message:send", proto03_message(op, task_id)),
+            "send": ("POST", "/message:send", proto03_message(op, task_id)),
+            "stream": ("POST", "/message:stream", proto03_message(op, task_id)),
+            "get": ("GET", f"/tasks/{task_id}", None),
+            "cancel": ("POST", f"/tasks/{task_id}:cancel", {}),
+            "subscribe": ("GET", f"/tasks/{task_id}:subscribe", None),
+            "push_set": (
+                "POST",
+                configs,
+                {"pushNotificationConfig": {"id": "cfg-1", "url": "http://127.0.0.1:9/h"}},
+            ),
+            "push_get": ("GET", configs + "/cfg-1", None),
+            "push_list": ("GET", configs, None),
+            "push_delete": ("DELETE", configs + "/cfg-1", None),
+            "card": ("GET", "/card", None),
+        }[op]
+
+    async def call(
+        self, srv: AuthServer, op: str, task_id: str = "", headers: dict[str, str] | None = None
+    ) -> Reply:
+        verb, path, body = self.route(op, task_id)
+        hdrs = {"Accept": "text/event-stream"} if op in ("stream", "subscribe") else {}
+        url = srv.wire.http + "/v1" + path
+        async with srv.wire.session.request(
+            verb, url, json=body, headers={**hdrs, **(headers or {})}
+        ) as resp:
+            out = {k.lower(): v for k, v in resp.headers.items()}
+            data = (
+                await resp.content.readline()
+                if resp.content_type == "text/event-stream"
+                else await resp.read()
+            )
+        return Reply(resp.status == 200, resp.status, data.removeprefix(b"data: ").strip(), out)
+
+    def reason(self, reply: Reply) -> str:
+        error = json.loads(reply.body)
+        assert isinstance(error["data"], dict), error
+        return str(error["data"]["reason"])
+
+    def task_id(self, reply: Reply) -> str:
+        return str(json.loads(reply.body)["task"]["id"])
+
+
+class V03Grpc(Surface):
+    """v0.3 gRPC: ``a2a.v1.A2AService`` on the gRPC port (status + message, no ErrorInfo: C14)."""
+
+    name = "v0.3 gRPC"
+    unauthenticated = "UNAUTHENTICATED"
+    #: The v0.3 error type names that prefix a status message, and their reasons.
+    NAMED: ClassVar[dict[str, str]] = {"TaskNotFoundError": "TASK_NOT_FOUND"}
+
+    @staticmethod
+    def request(op: str, task_id: str) -> tuple[str, Any, bool]:
+        """(RPC, request, whether it streams)."""
+        name = f"tasks/{task_id}"
+        if op in ("send_new", "send", "stream"):
+            request = json_format.ParseDict(proto03_message(op, task_id), v03.SendMessageRequest())
+            return ("SendStreamingMessage" if op == "stream" else "SendMessage"), request, op == "stream"
+        config = v03.TaskPushNotificationConfig(name=f"{name}/pushNotificationConfigs/cfg-1")
+        config.push_notification_config.url = "http://127.0.0.1:9/h"
+        return {
+            "get": ("GetTask", v03.GetTaskRequest(name=name), False),
+            "cancel": ("CancelTask", v03.CancelTaskRequest(name=name), False),
+            "subscribe": ("TaskSubscription", v03.TaskSubscriptionRequest(name=name), True),
+            "push_set": (
+                "CreateTaskPushNotificationConfig",
+                v03.CreateTaskPushNotificationConfigRequest(parent=name, config_id="cfg-1", config=config),
+                False,
+            ),
+            "push_get": (
+                "GetTaskPushNotificationConfig",
+                v03.GetTaskPushNotificationConfigRequest(name=config.name),
+                False,
+            ),
+            "push_list": (
+                "ListTaskPushNotificationConfig",
+                v03.ListTaskPushNotificationConfigRequest(parent=name),
+                False,
+            ),
+            "push_delete": (
+                "DeleteTaskPushNotificationConfig",
+                v03.DeleteTaskPushNotificationConfigRequest(name=config.name),
+                False,
+            ),
+            "card": ("GetAgentCard", v03.GetAgentCardRequest(), False),
+        }[op]
+
+    async def call(
+        self, srv: AuthServer, op: str, task_id: str = "", headers: dict[str, str] | None = None
+    ) -> Reply:
+        rpc, request, streams = self.request(op, task_id)
+        method = v03.DESCRIPTOR.services_by_name["A2AService"].methods_by_name[rpc]
+        out = message_factory.GetMessageClass(method.output_type)
+        path = f"/a2a.v1.A2AService/{rpc}"
+        md = tuple((k.lower(), v) for k, v in (headers or {}).items())
+        channel = srv.wire.channel
+        try:
+            if streams:
+                stream = channel.unary_stream(path, lambda m: m.SerializeToString(), out.FromString)(
+                    request, metadata=md, timeout=10
+                )
+                first = None
+                async for event in stream:
+                    first = event
+                    break
+                stream.cancel()
+                return Reply(True, "OK", message=first)
+            unary = channel.unary_unary(path, lambda m: m.SerializeToString(), out.FromString)
+            return Reply(True, "OK", message=await unary(request, metadata=md, timeout=10))
+        except grpc.aio.AioRpcError as err:
+            trailers = {k: v for k, v in (err.trailing_metadata() or ()) if isinstance(v, str)}
+            return Reply(False, err.code().name, (err.details() or "").encode(), trailers)
+
+    def reason(self, reply: Reply) -> str:
+        assert reply.status != "UNKNOWN", reply.body
+        named, sep, _ = reply.body.decode().partition(": ")
+        return self.NAMED.get(named, str(reply.status)) if sep else str(reply.status)
+
+    def task_id(self, reply: Reply) -> str:
+        return str(reply.message.task.id)
+
+
+SURFACES = {s.name: s for s in (V03JsonRpc(), V03Rest(), V03Grpc())}
 DIALECTS = list(SURFACES)
 
 
@@ -158,7 +304,7 @@ async def test_anonymous_calls_get_401_with_the_v1_challenge_and_store_nothing(a
         assert ("invalid_token" in challenge) == ("Authorization" in headers), challenge
         for op in OPERATIONS:
             reply = await surface.call(auth_server, op, str(uuid.uuid4()), headers)
-            assert not reply.ok and reply.status == 401, (op, reply.body)
+            assert not reply.ok and reply.status == surface.unauthenticated, (op, reply.body)
             assert reply.challenge == challenge, (op, reply.challenge)
             assert surface.reason(reply) == "UNAUTHENTICATED", op
     assert stored(auth_server) == before
@@ -169,7 +315,7 @@ async def test_a_key_or_a_jwt_works_and_the_task_is_the_callers_in_v1_too(auth_s
     surface = SURFACES[dialect]
     for headers in (auth_server.key("alice"), auth_server.bearer(auth_server.issuer.mint(scope="a2a"))):
         made = await surface.call(auth_server, "send_new", headers=headers)
-        assert made.ok and made.status == 200, made.body
+        assert made.ok, made.body
         task_id = surface.task_id(made)
         try:
             got = await surface.call(auth_server, "get", task_id, headers)
