@@ -279,8 +279,8 @@ class A2AServer:
         self.handler.card = self._served_card()
         await server.start()
         assert self._health is not None
-        await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
-        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
+        for service in (SERVICE_NAME, V03_SERVICE.full_name, ""):
+            await self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
         await self._watch_health()
         if cfg.freeze_gc:
             gc.collect()
@@ -365,12 +365,12 @@ class A2AServer:
                 await relay.on_health(False)
 
     async def _serving(self, serving: bool) -> None:
-        """Sets the health of the A2A service and of the server ("")."""
+        """Sets the health of the A2A services (v1.0, v0.3) and of the server ("")."""
         assert self._health is not None
         status = (
             health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
         )
-        for service in (SERVICE_NAME, ""):
+        for service in (SERVICE_NAME, V03_SERVICE.full_name, ""):
             await self._health.set(service, status)
 
     async def _recover(self) -> None:

@@ -90,6 +90,11 @@ async def test_direct_message_reply(stub: Any) -> None:
     assert response.msg.role == v03.ROLE_AGENT and response.msg.content[0].text == "a direct reply"
 
 
+async def test_stream_of_a_message_is_that_message_alone(stub: Any) -> None:
+    events = [e async for e in stub.SendStreamingMessage(send_request("reply"))]
+    assert [e.WhichOneof("payload") for e in events] == ["msg"]  # no closing status update after a Message
+
+
 async def test_stream_sets_final_once_at_the_end(stub: Any) -> None:
     events = [e async for e in stub.SendStreamingMessage(send_request("stream me"))]
     kinds = [e.WhichOneof("payload") for e in events]
@@ -293,3 +298,125 @@ async def test_reflection_lists_both_services(channel: grpc.aio.Channel) -> None
     names = {s.name for s in answers[0].list_services_response.service}
     assert {"a2a.v1.A2AService", "lf.a2a.v1.A2AService"} <= names
     assert answers[1].HasField("file_descriptor_response")
+
+
+async def test_auth_runs_on_v03_grpc_and_rest_like_v1(tmp_path: Any) -> None:
+    """The interceptor chain runs for v0.3 calls: no key is UNAUTHENTICATED
+    (gRPC, with the v0.3 name; REST 401 with the challenge), a key is served,
+    and the task belongs to that caller on v1.0 too."""
+    import aiohttp
+
+    from a2a_grpc.auth import load_policy
+    from a2a_grpc.auth.apikeys import digest, new_secret
+
+    key_id, secret = new_secret()
+    path = tmp_path / "auth.toml"
+    path.write_text(
+        '[schemes.apiKey]\ntype = "apiKey"\nheader = "X-API-Key"\n\n[[schemes.apiKey.keys]]\n'
+        f'id = "{key_id}"\nsubject = "alice"\nhash = "{digest(secret)}"\n'
+    )
+    config = ServerConfig(grpc_port=0, http_port=0, auth=load_policy(path))
+    server = A2AServer(InteropAgent(), InMemoryTaskStore(), config)
+    await server.start()
+    key = (("x-api-key", secret),)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as ch:
+            stub = v03_grpc.A2AServiceStub(ch)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.SendMessage(send_request("hi"))
+            task = (await stub.SendMessage(send_request("hi"), metadata=key)).task
+            v1 = await pb_grpc.A2AServiceStub(ch).GetTask(
+                pb.GetTaskRequest(id=task.id), metadata=(*key, *V1_MD)
+            )
+        base = f"http://127.0.0.1:{server.http_port}"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{base}/v1/tasks/{task.id}") as resp:
+                refused, challenge = resp.status, resp.headers.get("WWW-Authenticate")
+            async with session.get(f"{base}/v1/tasks/{task.id}", headers={"X-API-Key": secret}) as resp:
+                served = resp.status, await resp.json()
+    finally:
+        await server.stop(0.2)
+    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert err.value.details().startswith("UnauthenticatedError: ")
+    assert v1.id == task.id
+    assert refused == 401 and challenge
+    assert served[0] == 200 and served[1]["id"] == task.id
+
+
+_NEVER = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
+
+
+def _sane(request: Any, task_id: str, rng: Any) -> Any:
+    """Half the random requests get valid names and a sendable message, so
+    the servicer (not only the table) sees random content."""
+    if rng.random() < 0.5:
+        return request
+    fields = request.DESCRIPTOR.fields_by_name
+    if "name" in fields:
+        config = (
+            "pushNotificationConfigs" in request.DESCRIPTOR.name
+            or "PushNotification" in request.DESCRIPTOR.name
+        )
+        request.name = f"tasks/{task_id}/pushNotificationConfigs/c" if config else f"tasks/{task_id}"
+    if "parent" in fields:
+        request.parent = f"tasks/{task_id}"
+    if "request" in fields:  # SendMessageRequest: a message the handler takes
+        request.request.message_id = str(uuid.uuid4())
+        request.request.role = v03.ROLE_USER
+        request.request.ClearField("task_id")
+        request.request.ClearField("context_id")
+        request.configuration.ClearField("push_notification")
+    return request
+
+
+@pytest.mark.parametrize("rpc", [m.name for m in v03.DESCRIPTOR.services_by_name["A2AService"].methods])
+async def test_random_requests_never_unknown_or_internal(stub: Any, rpc: str) -> None:
+    """Random v0.3 requests (tests/randmsg.py: odd ids, enums, Structs; half
+    with valid names) to each RPC: served, or refused in the v0.3 form with
+    a client-error code."""
+    import random
+
+    from tests.randmsg import fill
+
+    task_id = (await stub.SendMessage(send_request("done"))).task.id
+    method = v03.DESCRIPTOR.services_by_name["A2AService"].methods_by_name[rpc]
+    cls = getattr(v03, method.input_type.name)
+    rng = random.Random(rpc)
+    codes: set[Any] = set()
+    for _ in range(30):
+        request = _sane(fill(cls(), rng), task_id, rng)
+        try:
+            if method.server_streaming:
+                async for _ in getattr(stub, rpc)(request, timeout=10):
+                    pass
+            else:
+                await getattr(stub, rpc)(request, timeout=10)
+            codes.add("OK")
+        except grpc.aio.AioRpcError as err:
+            assert err.code() not in _NEVER, (err.code(), err.details(), request)
+            assert ": " in err.details() and err.details().split(": ")[0].endswith("Error"), err.details()
+            codes.add(err.code())
+    assert codes, rpc
+
+
+async def test_buf_curl_reaches_the_v03_service_by_reflection(server: A2AServer) -> None:
+    """The README's command: ``buf curl --reflect`` finds ``a2a.v1.A2AService``
+    beside ``lf.a2a.v1.A2AService`` and sends a v0.3 SendMessage (ProtoJSON)."""
+    import json
+
+    from tests.core.test_cli_and_buf import buf_curl
+
+    base = f"http://127.0.0.1:{server.grpc_port}"
+    rc, out, err = await buf_curl("--list-methods", base)
+    assert rc == 0, err
+    assert (
+        "a2a.v1.A2AService/TaskSubscription" in out.split()
+        and "lf.a2a.v1.A2AService/SubscribeToTask" in out.split()
+    )
+    body = {"message": {"messageId": "m2", "role": "ROLE_USER", "content": [{"text": "hello"}]}}
+    rc, out, err = await buf_curl("-d", json.dumps(body), f"{base}/a2a.v1.A2AService/SendMessage")
+    assert rc == 0, err
+    task = json.loads(out)["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED" and task["artifacts"][0]["parts"] == [
+        {"text": "hello"}
+    ]

@@ -253,3 +253,55 @@ async def test_one_store_across_rest_and_grpc_of_both_versions(http: Http, serve
     assert status == 200
     status, got = await http.call("GET", f"/v1/tasks/{out['task']['id']}")
     assert status == 200 and got["history"][0]["content"] == [{"text": "made in v1.0"}]
+
+
+_JUNK: list[Any] = [
+    None,
+    1,
+    "x",
+    [],
+    [{}],
+    {"message": None},
+    {"message": []},
+    {"config": 5},
+    {"content": {}},
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "type_name"),
+    [
+        ("POST", "/v1/message:send", "SendMessageRequest"),
+        ("POST", "/v1/message:stream", "SendMessageRequest"),
+        ("POST", "/v1/tasks/{id}:cancel", "CancelTaskRequest"),
+        ("POST", "/v1/tasks/{id}:subscribe", "TaskSubscriptionRequest"),
+        ("POST", "/v1/tasks/{id}/pushNotificationConfigs", "TaskPushNotificationConfig"),
+        ("POST", "/v1/tasks/{id}/pushNotificationConfigs", "CreateTaskPushNotificationConfigRequest"),
+        ("GET", "/v1/tasks/{id}", ""),
+        ("DELETE", "/v1/tasks/{id}/pushNotificationConfigs/c", ""),
+    ],
+)
+async def test_random_bodies_never_500(http: Http, method: str, path: str, type_name: str) -> None:
+    """Random ProtoJSON of v0.3 messages (tests/randmsg.py) and junk JSON to
+    each route: served, or a 4xx in the v0.3 error form."""
+    import random
+
+    from a2a_grpc import protojson
+    from tests.randmsg import fill
+
+    task_id = (await send(http, "done"))["task"]["id"]
+    rng = random.Random(path + type_name)
+    for i in range(30):
+        body: Any = rng.choice(_JUNK)
+        if type_name and i % 3:
+            body = protojson.to_dict(fill(getattr(v03, type_name)(), rng))
+            if i % 2 and "message" in body:
+                body["message"].update(messageId=str(uuid.uuid4()), role="ROLE_USER")
+                body["message"].pop("taskId", None)
+                body["message"].pop("contextId", None)
+        target = path.format(id=task_id if i % 2 else rng.choice(["x", "a%2Fb", "t:1", "%FF"]))
+        query = rng.choice(["", "?historyLength=-1", "?historyLength=x", "?configId=c"])
+        status, out = await http.call(method, target + query, body if method == "POST" else None)
+        assert status < 500, (status, out, body)
+        if status >= 400 and isinstance(out, dict) and "code" in out:
+            assert isinstance(out["code"], int) and out["message"], out

@@ -428,3 +428,13 @@ def test_c14_v1_only_errors_are_told_as_unsupported_operation() -> None:
     _, details = error_message(A2AError(ErrorCode.EXTENSION_SUPPORT_REQUIRED, "needs x"))
     assert details == "UnsupportedOperationError: needs x"
     assert error_of(grpc.StatusCode.NOT_FOUND, "no prefix").code is ErrorCode.TASK_NOT_FOUND
+
+
+def test_s17_c12_v1_only_fields_are_dropped() -> None:
+    cancel = pb.CancelTaskRequest(id="t", tenant="x")
+    cancel.metadata.update({"k": "v"})
+    assert protojson.to_dict(down("CancelTaskRequest", cancel)) == {"name": "tasks/t"}
+    m = pb.Message(message_id="m", reference_task_ids=["r"])
+    assert "referenceTaskIds" not in protojson.to_dict(down("Message", m))
+    assert protojson.to_dict(down("AgentCard", _card()))["capabilities"] == {"streaming": True}  # S15: moved
+    assert "iconUrl" not in protojson.to_dict(down("AgentCard", _card()))

@@ -107,6 +107,7 @@ async def test_health_list_answers_without_a_traceback(grpc_server, caplog) -> N
         assert {k: v.status for k, v in res.statuses.items()} == {
             "": health_pb2.HealthCheckResponse.SERVING,
             SERVICE_NAME: health_pb2.HealthCheckResponse.SERVING,
+            "a2a.v1.A2AService": health_pb2.HealthCheckResponse.SERVING,  # A2A v0.3
         }
         check = await stub.Check(health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=5)
         assert check.status == health_pb2.HealthCheckResponse.SERVING

@@ -257,15 +257,16 @@ def node_binary() -> str | None:
 
 # --------------------------------------------------------- a2a-sdk 0.3.x venv
 SDK03_VENV = ROOT / ".venv-sdk03"
-SDK03_REQUIREMENT = "a2a-sdk==0.3.*"
+SDK03_REQUIREMENT = "a2a-sdk[grpc]==0.3.*"  # the gRPC transport too
 
 
 @pytest.fixture(scope="session")
 def sdk03_python() -> str:
     """The python of a virtualenv with the official ``a2a-sdk`` 0.3.x client
-    (``.venv-sdk03`` in the repository, made from PyPI on first use)."""
+    and its gRPC transport (``.venv-sdk03`` in the repository, made from PyPI
+    on first use)."""
     python = SDK03_VENV / "bin" / "python"
-    probe = [str(python), "-c", "import a2a.client, a2a.types; assert a2a.types.TextPart"]
+    probe = [str(python), "-c", "import a2a.client, a2a.types, a2a.grpc.a2a_pb2_grpc, grpc"]
     if python.exists() and subprocess.run(probe, capture_output=True, check=False).returncode == 0:
         return str(python)
     subprocess.run([sys.executable, "-m", "venv", str(SDK03_VENV)], check=True, timeout=120)

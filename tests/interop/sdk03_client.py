@@ -4,18 +4,22 @@ Run ONLY in its own virtualenv (``a2a-sdk==0.3.*``, made by
 ``tests/interop/conftest.py``'s ``sdk03_python``): the 0.3 SDK is pydantic
 models on the v0.3 JSON-RPC wire, and cannot share a process with the 1.x SDK.
 
-    python tests/interop/sdk03_client.py BASE_URL WEBHOOK_URL
+    python tests/interop/sdk03_client.py BASE_URL WEBHOOK_URL [jsonrpc|rest|grpc]
 
 The client is built the SDK's way — card from
 ``BASE_URL/.well-known/agent-card.json`` (``A2ACardResolver``), then
-``ClientFactory`` with JSON-RPC — and prints one JSON object per step:
+``ClientFactory`` with the one transport named (JSON-RPC by default; it picks
+the card's endpoint for it from ``url`` / ``additionalInterfaces``) — and
+prints one JSON object per step:
 ``card``, ``send`` (blocking message/send), ``stream`` (message/stream events),
 ``get``, ``cancel`` (a ``slow`` task), ``resubscribe`` (a ``slow`` task,
 canceled while subscribed), ``resubscribe_done`` (a finished task),
-``push_set`` / ``push_get`` (SDK), ``push_list`` / ``push_delete`` (the
-SDK's JSON-RPC over httpx: its Client has no list/delete), ``parts`` (file
-bytes, file uri, data), ``multi_turn`` and ``error`` (tasks/get of an unknown
-id). A failing step never stops the later ones.
+``push_set`` / ``push_get`` (SDK), ``push_list`` / ``push_delete`` (its Client
+has no list/delete: JSON-RPC over httpx, the REST paths over httpx, or the
+SDK's generated gRPC stub), ``parts`` (file bytes, file uri, data),
+``multi_turn`` and ``error`` (get of an unknown id: the JSON-RPC error
+object, the HTTP status, or the gRPC code and details). A failing step never
+stops the later ones.
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import grpc
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.client.errors import A2AClientJSONRPCError
+from a2a.client.errors import A2AClientHTTPError, A2AClientJSONRPCError
+from a2a.grpc import a2a_pb2, a2a_pb2_grpc
 from a2a.types import (
     DataPart,
     FilePart,
@@ -46,7 +52,14 @@ from a2a.types import (
     TaskPushNotificationConfig,
     TaskQueryParams,
     TextPart,
+    TransportProtocol,
 )
+
+TRANSPORTS = {
+    "jsonrpc": TransportProtocol.jsonrpc,
+    "rest": TransportProtocol.http_json,
+    "grpc": TransportProtocol.grpc,
+}
 
 
 def emit(step: str, ok: bool, value: Any = None, error: Any = None) -> None:
@@ -76,12 +89,21 @@ def text(t: str, task_id: str | None = None) -> Message:
     )
 
 
-async def main(base_url: str, webhook: str) -> None:
+def config(http: httpx.AsyncClient, transport: str, *, streaming: bool) -> ClientConfig:
+    return ClientConfig(
+        httpx_client=http,
+        streaming=streaming,
+        supported_transports=[TRANSPORTS[transport]],
+        grpc_channel_factory=grpc.aio.insecure_channel,
+    )
+
+
+async def main(base_url: str, webhook: str, transport: str) -> None:
     async with httpx.AsyncClient(timeout=30) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
         emit("card", True, dump(card))
-        unary = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(card)
-        streaming = ClientFactory(ClientConfig(httpx_client=http, streaming=True)).create(card)
+        unary = ClientFactory(config(http, transport, streaming=False)).create(card)
+        streaming = ClientFactory(config(http, transport, streaming=True)).create(card)
 
         async def first(client: Any, message: Message, **kw: Any) -> Any:
             async for event in client.send_message(message, **kw):
@@ -135,7 +157,7 @@ async def main(base_url: str, webhook: str) -> None:
             return [dump(ev) async for ev in streaming.resubscribe(TaskIdParams(id=task.id))]
 
         await step("resubscribe_done", resubscribe_done)
-        await push_steps(unary, http, base_url, webhook, first)
+        await push_steps(unary, Raw(http, base_url, card, transport), webhook, first)
 
         async def parts() -> Any:
             message = Message(
@@ -169,17 +191,62 @@ async def main(base_url: str, webhook: str) -> None:
 
         await step("multi_turn", multi_turn)
 
-        async def error() -> Any:
-            try:
-                await unary.get_task(TaskQueryParams(id="no-such-task"))
-            except A2AClientJSONRPCError as exc:
-                return dump(exc.error)
-            raise AssertionError("tasks/get of an unknown id succeeded")
-
-        await step("error", error)
+        await step("error", lambda: error(unary))
 
 
-async def push_steps(unary: Any, http: httpx.AsyncClient, base_url: str, webhook: str, first: Any) -> None:
+async def error(unary: Any) -> Any:
+    """The error of a get of an unknown task, as this transport shows it."""
+    try:
+        await unary.get_task(TaskQueryParams(id="no-such-task"))
+    except A2AClientJSONRPCError as exc:
+        return dump(exc.error)
+    except A2AClientHTTPError as exc:
+        return {"status": exc.status_code, "message": exc.message}
+    except grpc.aio.AioRpcError as exc:
+        return {"code": exc.code().name, "details": exc.details()}
+    raise AssertionError("get of an unknown task succeeded")
+
+
+class Raw:
+    """List and delete of push configs, which the SDK's Client does not offer,
+    on the same transport: JSON-RPC or REST over httpx, the generated gRPC stub."""
+
+    def __init__(self, http: httpx.AsyncClient, base_url: str, card: Any, transport: str) -> None:
+        self.http, self.base_url, self.transport = http, base_url, transport
+        urls = {i.transport: i.url for i in card.additional_interfaces or []}
+        self.url = urls.get(TRANSPORTS[transport].value, card.url)
+
+    async def _rpc(self, method: str, params: dict[str, Any]) -> Any:
+        body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
+        return (await self.http.post(self.base_url + "/", json=body)).json()
+
+    async def _grpc(self, rpc: str, request: Any) -> Any:
+        from google.protobuf.json_format import MessageToDict
+
+        async with grpc.aio.insecure_channel(self.url) as channel:
+            return MessageToDict(await getattr(a2a_pb2_grpc.A2AServiceStub(channel), rpc)(request))
+
+    async def list(self, task_id: str) -> Any:
+        if self.transport == "jsonrpc":
+            return await self._rpc("tasks/pushNotificationConfig/list", {"id": task_id})
+        if self.transport == "rest":
+            return (await self.http.get(f"{self.url}/v1/tasks/{task_id}/pushNotificationConfigs")).json()
+        request = a2a_pb2.ListTaskPushNotificationConfigRequest(parent=f"tasks/{task_id}")
+        return await self._grpc("ListTaskPushNotificationConfig", request)
+
+    async def delete(self, task_id: str, config_id: str) -> Any:
+        if self.transport == "jsonrpc":
+            params = {"id": task_id, "pushNotificationConfigId": config_id}
+            return await self._rpc("tasks/pushNotificationConfig/delete", params)
+        name = f"tasks/{task_id}/pushNotificationConfigs/{config_id}"
+        if self.transport == "rest":
+            response = await self.http.delete(f"{self.url}/v1/{name}")
+            return {"status": response.status_code, "body": response.json()}
+        request = a2a_pb2.DeleteTaskPushNotificationConfigRequest(name=name)
+        return await self._grpc("DeleteTaskPushNotificationConfig", request)
+
+
+async def push_steps(unary: Any, raw: Raw, webhook: str, first: Any) -> None:
     state: dict[str, str] = {}
 
     async def push_set() -> Any:
@@ -197,17 +264,11 @@ async def push_steps(unary: Any, http: httpx.AsyncClient, base_url: str, webhook
         params = GetTaskPushNotificationConfigParams(id=state["task"], push_notification_config_id="hook-1")
         return dump(await unary.get_task_callback(params))
 
-    async def raw(method: str, params: dict[str, Any]) -> Any:
-        body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
-        return (await http.post(base_url + "/", json=body)).json()
-
     async def push_list() -> Any:
-        return await raw("tasks/pushNotificationConfig/list", {"id": state["task"]})
+        return await raw.list(state["task"])
 
     async def push_delete() -> Any:
-        deleted = await raw(
-            "tasks/pushNotificationConfig/delete", {"id": state["task"], "pushNotificationConfigId": "hook-1"}
-        )
+        deleted = await raw.delete(state["task"], "hook-1")
         await unary.cancel_task(TaskIdParams(id=state["task"]))
         return deleted
 
@@ -221,4 +282,4 @@ async def push_steps(unary: Any, http: httpx.AsyncClient, base_url: str, webhook
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "jsonrpc"))

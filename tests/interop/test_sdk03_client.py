@@ -1,5 +1,7 @@
-"""The official Python SDK **0.3.x** client (``a2a-sdk==0.3.*``) drives OUR
-server over v0.3 JSON-RPC at the v1.0 JSON-RPC URL (issue 13 item 1).
+"""The official Python SDK **0.3.x** client (``a2a-sdk[grpc]==0.3.*``) drives OUR
+server over each v0.3 binding (issue 13 items 1 and 2): JSON-RPC at the v1.0
+JSON-RPC URL, HTTP+JSON under ``/v1/...`` and gRPC (``a2a.v1.A2AService``),
+each chosen by the SDK's ``ClientFactory`` from the card.
 
 ``tests/interop/sdk03_client.py`` runs in its own virtualenv (made once by the
 ``sdk03_python`` fixture from PyPI) and prints one JSON line per step; the
@@ -18,10 +20,16 @@ from tests.interop.conftest import HERE, LiveServer, run_json_lines
 pytestmark = pytest.mark.interop
 
 
+@pytest.fixture(scope="module", params=["jsonrpc", "rest", "grpc"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
-def steps(sdk03_python: str, our_server: LiveServer) -> dict[str, Any]:
+def steps(sdk03_python: str, our_server: LiveServer, transport: str) -> dict[str, Any]:
     assert our_server.webhook is not None
-    argv = [sdk03_python, str(HERE / "sdk03_client.py"), our_server.base_url, our_server.webhook.base_url]
+    script = str(HERE / "sdk03_client.py")
+    argv = [sdk03_python, script, our_server.base_url, our_server.webhook.base_url, transport]
     return run_json_lines(argv, timeout=120)
 
 
@@ -79,10 +87,13 @@ def test_resubscribe_follows_to_the_cancel(steps: dict[str, Any]) -> None:
     assert last_update is not None and last_update["final"] is True
 
 
-def test_resubscribe_on_a_finished_task_sends_it_and_ends(steps: dict[str, Any]) -> None:
-    events = ok(steps, "resubscribe_done")  # C8: the Task, then a final status-update
+def test_resubscribe_on_a_finished_task_sends_it_and_ends(steps: dict[str, Any], transport: str) -> None:
+    events = ok(steps, "resubscribe_done")  # C8: the Task, then (not on gRPC) a final status-update
     assert events[0][0]["status"]["state"] == "completed"
-    assert events[-1][1]["final"] is True
+    if transport == "grpc":
+        assert events == [[events[0][0], None]]
+    else:
+        assert events[-1][1]["final"] is True
 
 
 def test_push_config_crud(steps: dict[str, Any], our_server: LiveServer) -> None:
@@ -91,19 +102,29 @@ def test_push_config_crud(steps: dict[str, Any], our_server: LiveServer) -> None
     assert created["pushNotificationConfig"]["url"].endswith("/v03")
     got = ok(steps, "push_get")
     assert got["taskId"] == created["taskId"] and got["pushNotificationConfig"]["token"] == "tok-03"
-    listed = ok(steps, "push_list")["result"]
-    assert isinstance(listed, list) and [c["pushNotificationConfig"]["id"] for c in listed] == ["hook-1"]
-    assert ok(steps, "push_delete") == {"jsonrpc": "2.0", "id": 7, "result": None}
+    listed, deleted = ok(steps, "push_list"), ok(steps, "push_delete")
+    task = created["taskId"]
+    if "result" in listed:  # JSON-RPC: a bare array of v0.3 JSON-RPC configs
+        assert [c["pushNotificationConfig"]["id"] for c in listed["result"]] == ["hook-1"]
+        assert deleted == {"jsonrpc": "2.0", "id": 7, "result": None}
+        return
+    # REST and gRPC: the v0.3 proto's ListTaskPushNotificationConfigResponse (L-A8)
+    assert [c["name"] for c in listed["configs"]] == [f"tasks/{task}/pushNotificationConfigs/hook-1"]
+    assert deleted in ({}, {"status": 200, "body": {}})
 
 
-def test_parts_round_trip(steps: dict[str, Any]) -> None:
+def test_parts_round_trip(steps: dict[str, Any], transport: str) -> None:
     task, _ = ok(steps, "parts")
     parts = task["artifacts"][0]["parts"]
-    assert parts[0] == {"kind": "text", "text": "parts", "metadata": {"k": "v"}}
-    assert parts[1] == {
-        "kind": "file",
-        "file": {"bytes": "+/8=", "mimeType": "application/octet-stream", "name": "b.bin"},
-    }
+    if transport == "jsonrpc":
+        assert parts[0] == {"kind": "text", "text": "parts", "metadata": {"k": "v"}}
+        assert parts[1] == {
+            "kind": "file",
+            "file": {"bytes": "+/8=", "mimeType": "application/octet-stream", "name": "b.bin"},
+        }
+    else:  # C5: the v0.3 proto has no part metadata and no file name
+        assert parts[0] == {"kind": "text", "text": "parts"}
+        assert parts[1] == {"kind": "file", "file": {"bytes": "+/8=", "mimeType": "application/octet-stream"}}
     assert parts[2] == {
         "kind": "file",
         "file": {"uri": "https://example.com/f.txt", "mimeType": "text/plain"},
@@ -117,7 +138,20 @@ def test_multi_turn_continues_the_task(steps: dict[str, Any]) -> None:
     assert follow[0]["id"] == first["id"] and follow[0]["status"]["state"] == "completed"
 
 
-def test_error_has_the_v03_code(steps: dict[str, Any]) -> None:
+def test_error_has_the_v03_form(steps: dict[str, Any], transport: str) -> None:
     error = ok(steps, "error")
-    assert error["code"] == -32001
-    assert error["data"]["reason"] == "TASK_NOT_FOUND"
+    if transport == "jsonrpc":
+        assert error["code"] == -32001
+        assert error["data"]["reason"] == "TASK_NOT_FOUND"
+    elif transport == "rest":
+        assert error["status"] == 404
+    else:  # C14: a plain status named by the v0.3 error type
+        assert error["code"] == "NOT_FOUND" and error["details"].startswith("TaskNotFoundError: ")
+
+
+def test_the_sdk_chose_the_transport(steps: dict[str, Any], transport: str, our_server: LiveServer) -> None:
+    card = ok(steps, "card")
+    urls = {i["transport"]: i["url"] for i in card["additionalInterfaces"]}
+    expected = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "grpc": "GRPC"}[transport]
+    assert expected in urls
+    assert urls["GRPC"] == our_server.grpc_target and urls["HTTP+JSON"] == our_server.base_url
