@@ -5,7 +5,7 @@ server with the SQLite store (127.0.0.1, ephemeral ports).
 Each dialect is a small client class with the same five calls (``send``,
 ``get``, ``cancel``, ``subscribe`` and what a task looks like to it, as a
 neutral :class:`View`); the tests run over every ordered pair of
-:data:`DIALECTS`: v1.0 JSON-RPC and the three v0.3 bindings. A new dialect
+:data:`DIALECTS`: v1.0 JSON-RPC and gRPC, and the three v0.3 bindings. A new dialect
 (the ``/tasks/send`` shape) slots in as one more class in that table.
 """
 
@@ -25,10 +25,12 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
+from a2a_grpc import protojson
 from a2a_grpc.gen.a2a.v1 import a2a_pb2 as v03
 from a2a_grpc.gen.a2a.v1 import a2a_pb2_grpc as v03_grpc
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store import open_store
+from a2a_grpc.types import pb, pb_grpc
 from tests.interop.agents import InteropAgent
 
 TIMEOUT = aiohttp.ClientTimeout(total=20)
@@ -128,14 +130,53 @@ class V10JsonRpc(JsonRpc):
     async def cancel(self, task_id: str) -> View:
         return self.view(await self.call("CancelTask", {"id": task_id}))
 
+    @staticmethod
+    def event(event: Any) -> tuple[str, str]:
+        if "task" in event:
+            return "task", v1_state(event["task"]["status"]["state"])
+        if "statusUpdate" in event:
+            return "status", v1_state(event["statusUpdate"]["status"]["state"])
+        return "artifact", ""
+
     async def subscribe(self, task_id: str) -> AsyncIterator[tuple[str, str]]:
         async for event in self.events("SubscribeToTask", {"id": task_id}):
-            if "task" in event:
-                yield "task", v1_state(event["task"]["status"]["state"])
-            elif "statusUpdate" in event:
-                yield "status", v1_state(event["statusUpdate"]["status"]["state"])
-            else:
-                yield "artifact", ""
+            yield self.event(event)
+
+
+class V10Grpc(Dialect):
+    """v1.0 gRPC: ``lf.a2a.v1.A2AService`` with ``a2a-version: 1.0``."""
+
+    name = "v1.0 gRPC"
+    MD = (("a2a-version", "1.0"),)
+
+    def __init__(self, session: aiohttp.ClientSession, base: str, grpc_target: str) -> None:
+        super().__init__(session, base, grpc_target)
+        self.channel = grpc.aio.insecure_channel(grpc_target)
+        self.stub = pb_grpc.A2AServiceStub(self.channel)
+
+    async def send(self, text: str, task_id: str = "", *, blocking: bool = True) -> View:
+        request = pb.SendMessageRequest()
+        request.message.message_id, request.message.role = str(uuid.uuid4()), pb.ROLE_USER
+        request.message.task_id = task_id
+        request.message.parts.add(text=text)
+        request.configuration.return_immediately = not blocking
+        answer = await self.stub.SendMessage(request, metadata=self.MD, timeout=20)
+        return V10JsonRpc.view(protojson.to_dict(answer.task))
+
+    async def get(self, task_id: str) -> View:
+        task = await self.stub.GetTask(pb.GetTaskRequest(id=task_id), metadata=self.MD)
+        return V10JsonRpc.view(protojson.to_dict(task))
+
+    async def cancel(self, task_id: str) -> View:
+        task = await self.stub.CancelTask(pb.CancelTaskRequest(id=task_id), metadata=self.MD)
+        return V10JsonRpc.view(protojson.to_dict(task))
+
+    async def subscribe(self, task_id: str) -> AsyncIterator[tuple[str, str]]:
+        async for event in self.stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task_id), metadata=self.MD):
+            yield V10JsonRpc.event(protojson.to_dict(event))
+
+    async def close(self) -> None:
+        await self.channel.close()
 
 
 class V03JsonRpc(JsonRpc):
@@ -269,7 +310,7 @@ class V03Grpc(Dialect):
 
 
 #: Every dialect the server speaks, by name.
-DIALECTS: dict[str, type[Dialect]] = {d.name: d for d in (V10JsonRpc, V03JsonRpc, V03Rest, V03Grpc)}
+DIALECTS: dict[str, type[Dialect]] = {d.name: d for d in (V10JsonRpc, V10Grpc, V03JsonRpc, V03Rest, V03Grpc)}
 PAIRS = [pytest.param(a, b, id=f"{a} -> {b}") for a, b in permutations(DIALECTS, 2)]
 
 
