@@ -17,6 +17,9 @@ INVALID_PARAMS, with the field path, for what does not fit):
   dict level (what the HTTP+JSON binding reads and writes);
 * :data:`RPCS`: the ten v0.3 RPCs by name — the v1.0 RPC each calls and the
   rules of its request and response;
+* :func:`http_routes`: the v0.3 HTTP+JSON routes (the proto's
+  ``google.api.http`` rules, L-A3 and L-A7 corrected), to match (the server)
+  or expand (a client);
 * :func:`error_message` / :func:`error_of` (:func:`named_error`): the v0.3
   gRPC error form (C14) — a plain status whose message starts with the v0.3
   error type name — and back;
@@ -37,6 +40,7 @@ docs/dialects.md ("v0.3 gRPC and HTTP+JSON").
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,6 +54,7 @@ from a2a_grpc.compat import v03
 from a2a_grpc.compat.mapping import Dialect, Hook, Rule
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from a2a_grpc.gen.a2a.v1 import a2a_pb2 as v03pb
+from a2a_grpc.httprule import RouteTable, compile_service
 from a2a_grpc.types import pb
 
 __all__ = [
@@ -60,6 +65,7 @@ __all__ = [
     "down",
     "error_message",
     "error_of",
+    "http_routes",
     "named_error",
     "up",
 ]
@@ -477,6 +483,25 @@ RPCS: Mapping[str, Rpc] = {
         ),
     )
 }
+
+
+def http_routes() -> RouteTable:
+    """The v0.3 HTTP+JSON routes: the v0.3 proto's ``google.api.http`` rules
+    compiled by :func:`a2a_grpc.httprule.compile_service`, with the two
+    corrections of legacy digest §8, derived from the annotated routes:
+
+    * L-A3: create takes the list route's template
+      ``/v1/{parent=tasks/*}/pushNotificationConfigs`` (POST, body ``config``)
+      instead of the proto's ``/v1/{parent=task/*/pushNotificationConfigs}``,
+      as both SDKs serve and call it;
+    * L-A7: TaskSubscription by POST too, on its GET's template."""
+    table = compile_service(v03pb.DESCRIPTOR.services_by_name["A2AService"])
+    by_rpc = {r.method.name: r for r in table.routes}
+    create, listing = by_rpc["CreateTaskPushNotificationConfig"], by_rpc["ListTaskPushNotificationConfig"]
+    fixed = [r for r in table.routes if r is not create]
+    fixed.append(dataclasses.replace(create, template=listing.template))  # L-A3
+    fixed.append(dataclasses.replace(by_rpc["TaskSubscription"], http_method="POST"))  # L-A7
+    return RouteTable(fixed)
 
 
 def _v1_class(rule: str) -> type[_message.Message]:

@@ -1,14 +1,9 @@
 """A2A v0.3 over HTTP+JSON (legacy digest §3): ``/v1/...`` routes onto the v0.3 servicer.
 
 The routes are the v0.3 proto's ``google.api.http`` annotations compiled by
-the one route compiler (:func:`a2a_grpc.httprule.compile_service`), with the
-two corrections the digest asks for, derived from the annotated routes (no
-path is written here):
-
-* L-A3: the create route's template ``/v1/{parent=task/*/pushNotificationConfigs}``
-  is replaced by the list route's ``/v1/{parent=tasks/*}/pushNotificationConfigs``
-  (POST), as both SDKs serve it;
-* L-A7: TaskSubscription by POST too, on the template of its GET.
+the one route compiler, with the L-A3 and L-A7 corrections derived from the
+annotated routes (:func:`a2a_grpc.compat.v03proto.http_routes`; no path is
+written here).
 
 A matched request is built into the v0.3 request message (body, path
 variables, query: :func:`a2a_grpc.gateway.rest.build_request`) and goes
@@ -44,32 +39,18 @@ from google.rpc import status_pb2
 
 from a2a_grpc import protojson
 from a2a_grpc.compat import v03
-from a2a_grpc.compat.v03grpc import SERVICE, V03Servicer
-from a2a_grpc.compat.v03proto import DIALECT, named_error
+from a2a_grpc.compat.v03grpc import V03Servicer
+from a2a_grpc.compat.v03proto import DIALECT, http_routes, named_error
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.gateway.body import read_json
 from a2a_grpc.gateway.invoke import invoke
 from a2a_grpc.gateway.rest import RestBinding, build_request
-from a2a_grpc.httprule import MethodNotAllowed, RouteMatch, RouteNotFound, RouteTable, compile_service
+from a2a_grpc.httprule import MethodNotAllowed, RouteMatch, RouteNotFound
 
-__all__ = ["CONTENT_TYPE", "V03RestBinding", "routes", "v03_requested"]
+__all__ = ["CONTENT_TYPE", "V03RestBinding", "v03_requested"]
 
 CONTENT_TYPE = "application/json"
 Json = dict[str, Any]
-
-
-def routes() -> RouteTable:
-    """The v0.3 route table: the proto's rules with the L-A3 and L-A7 corrections."""
-    table = compile_service(SERVICE)
-    by_rpc = {r.method.name: r for r in table.routes}
-    create, listing, subscribe = (
-        by_rpc[n]
-        for n in ("CreateTaskPushNotificationConfig", "ListTaskPushNotificationConfig", "TaskSubscription")
-    )
-    fixed = [r for r in table.routes if r is not create]
-    fixed.append(dataclasses.replace(create, template=listing.template))  # L-A3
-    fixed.append(dataclasses.replace(subscribe, http_method="POST"))  # L-A7
-    return RouteTable(fixed)
 
 
 def v03_requested(request: web.Request) -> bool:
@@ -144,7 +125,7 @@ class V03RestBinding:
     ) -> None:
         self.servicer = V03Servicer(servicer)
         self.fallback = fallback
-        self.table = routes()
+        self.table = http_routes()
         self.prefix = prefix.rstrip("/")
         self.keepalive = keepalive
         self.stopping = stopping

@@ -12,6 +12,7 @@ document then goes to the reference
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import re
 from collections.abc import Callable
@@ -175,10 +176,30 @@ def _parse_list(value: Any, msg: Any, parent: int) -> None:
         _parse_value(item, add(), parent + 1)
 
 
+#: RFC 3339 in UTC ("Z"), as every A2A peer writes it: parsed here; any other
+#: form (offsets, lowercase, out-of-range fields) goes to protobuf's parser.
+_EPOCH_DAY = datetime.date(1970, 1, 1).toordinal()
+_UTC_TIMESTAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z\Z")
+
+
 def _parse_timestamp(value: Any, msg: Any, parent: int) -> None:
     if type(value) is not str or parent + 1 > MAX_DEPTH:
         raise _Decline
-    msg.FromJsonString(value)
+    found = _UTC_TIMESTAMP.match(value)
+    if found is None:
+        msg.FromJsonString(value)
+        return
+    year, month, day, hour, minute, second, fraction = found.groups()
+    h, m, s = int(hour), int(minute), int(second)
+    try:
+        days = datetime.date(int(year), int(month), int(day)).toordinal() - _EPOCH_DAY
+    except ValueError:
+        days = None
+    if days is None or h > 23 or m > 59 or s > 59:
+        msg.FromJsonString(value)  # words the error
+        return
+    msg.seconds = days * 86400 + h * 3600 + m * 60 + s
+    msg.nanos = int(fraction.ljust(9, "0")) if fraction else 0
 
 
 _WKT_PARSERS: dict[str, _Parser] = {

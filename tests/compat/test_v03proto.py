@@ -438,3 +438,35 @@ def test_s17_c12_v1_only_fields_are_dropped() -> None:
     assert "referenceTaskIds" not in protojson.to_dict(down("Message", m))
     assert protojson.to_dict(down("AgentCard", _card()))["capabilities"] == {"streaming": True}  # S15: moved
     assert "iconUrl" not in protojson.to_dict(down("AgentCard", _card()))
+
+
+def test_http_routes_from_the_proto_with_l_a3_and_l_a7() -> None:
+    from a2a_grpc.compat.v03proto import http_routes
+    from a2a_grpc.httprule import RouteNotFound
+
+    table = http_routes()
+    assert sorted({r.method.name for r in table.routes}) == sorted(RPCS)
+    found = table.match("POST", "/v1/tasks/t-1/pushNotificationConfigs")
+    assert (found.route.method.name, found.path_params, found.route.body) == (
+        "CreateTaskPushNotificationConfig",
+        {"parent": "tasks/t-1"},
+        "config",
+    )
+    assert table.match("GET", "/v1/tasks/t-1/pushNotificationConfigs").route.method.name == (
+        "ListTaskPushNotificationConfig"
+    )
+    with pytest.raises(RouteNotFound):
+        table.match("POST", "/v1/task/t-1/pushNotificationConfigs")  # the proto's typo is not served
+    for verb in ("GET", "POST"):
+        assert table.match(verb, "/v1/tasks/t-1:subscribe").route.method.name == "TaskSubscription"
+    # a client expands the same routes
+    request = v03.CreateTaskPushNotificationConfigRequest(parent="tasks/t-1", config_id="c")
+    request.config.push_notification_config.url = "http://u"
+    create = next(r for r in table.routes if r.method.name == "CreateTaskPushNotificationConfig")
+    expansion = create.expand(request, protojson.to_dict)
+    assert expansion is not None
+    assert (expansion.path, expansion.body, expansion.query) == (
+        "/v1/tasks/t-1/pushNotificationConfigs",
+        {"pushNotificationConfig": {"url": "http://u"}},
+        (("configId", "c"),),
+    )

@@ -471,3 +471,30 @@ def test_dumps_equals_json_dumps_with_the_codec_settings() -> None:
             doc = protojson.to_dict(fill(protojson.message_class(desc)(), rng, depth=1 + i % 3))
             want = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
             assert protojson.dumps(doc) == want.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def test_timestamps_decode_like_protobuf() -> None:
+    """The decoder's own RFC 3339 ``Z`` path (protobuf's parser takes 5x as
+    long) gives what ``Timestamp.FromJsonString`` gives, errors included."""
+    rng = random.Random(7)
+    odd = [
+        "2026-12-01T12:00:00+01:00",
+        "2026-12-01t12:00:00z",
+        "2026-02-29T00:00:00Z",
+        "1972-06-30T23:59:60Z",
+    ]
+    for i in range(5000):
+        fields = (rng.choice([1, 1969, 1970, 2024, 2026, 9999]), rng.randint(0, 13), rng.randint(0, 32))
+        clock = (rng.randint(0, 25), rng.randint(0, 60), rng.randint(0, 61))
+        fraction = rng.choice(["", ".", ".1", ".123", ".123456", ".123456789", ".0000000001"])
+        text = "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}".format(*fields, *clock) + fraction + "Z"
+        text = odd[i % len(odd)] if i % 50 == 0 else text
+        expected, got = timestamp_pb2.Timestamp(), pb.TaskStatus()
+        try:
+            expected.FromJsonString(text)
+        except ValueError:
+            with pytest.raises(A2AError):
+                protojson.parse({"timestamp": text}, got)
+            continue
+        protojson.parse({"timestamp": text}, got)
+        assert got.timestamp == expected, text
