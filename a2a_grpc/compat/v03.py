@@ -239,8 +239,10 @@ DIALECT = Dialect(
             drop=frozenset({"tenant"}),
             ignore=frozenset({"metadata"}),
         ),
-        "ListTaskPushNotificationConfigsRequest": Rule(
-            rename={"taskId": "id"}, drop=frozenset({"tenant"}), ignore=frozenset({"metadata"})
+        "ListTaskPushNotificationConfigsRequest": Rule(  # v0.3 lists without pages (C12)
+            rename={"taskId": "id"},
+            drop=frozenset({"tenant", "pageSize", "pageToken"}),
+            ignore=frozenset({"metadata"}),
         ),
         "DeleteTaskPushNotificationConfigRequest": Rule(
             rename={"taskId": "id", "id": "pushNotificationConfigId"},

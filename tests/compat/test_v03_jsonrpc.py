@@ -1,6 +1,7 @@
 """The v0.3 JSON-RPC dialect over a real server (127.0.0.1 sockets): the
-version rules of spec §3.6.2, one store for both dialects, the extensions
-header, and the v0.3 shapes an official client does not exercise."""
+version rules of spec §3.6.2, the extensions header, and the v0.3 shapes an
+official client does not exercise. One store for every dialect is
+tests/compat/test_cross_dialect.py."""
 
 from __future__ import annotations
 
@@ -75,26 +76,6 @@ async def test_v03_method_with_version_1_0_names_the_v1_method(rpc: Any) -> None
     assert served["result"]["kind"] == "task"
     refused = await rpc("message/send", {"message": msg("hi")}, {"A2A-Version": "2.0"})
     assert refused["error"]["code"] == -32009
-
-
-async def test_one_store_both_dialects(rpc: Any) -> None:
-    legacy = (await rpc("message/send", {"message": msg("from 0.3")}))["result"]
-    v1 = (await rpc("GetTask", {"id": legacy["id"]}, V1))["result"]
-    assert v1["status"]["state"] == "TASK_STATE_COMPLETED" and v1["contextId"] == legacy["contextId"]
-    created = (
-        await rpc(
-            "SendMessage",
-            {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "ask"}]}},
-            V1,
-        )
-    )["result"]["task"]
-    seen = (await rpc("tasks/get", {"id": created["id"]}))["result"]
-    assert seen["kind"] == "task" and seen["status"]["state"] == "input-required"
-    follow = (await rpc("message/send", {"message": msg("answer", taskId=created["id"])}))["result"]
-    assert follow["id"] == created["id"] and follow["status"]["state"] == "completed"
-    assert (await rpc("GetTask", {"id": created["id"]}, V1))["result"]["status"][
-        "state"
-    ] == "TASK_STATE_COMPLETED"
 
 
 async def test_message_reply_and_stream_of_a_message(rpc: Any) -> None:
@@ -215,21 +196,3 @@ async def test_extended_card_is_the_pure_v03_card() -> None:
         card["url"] == url and card["protocolVersion"] == "0.3.0" and card["preferredTransport"] == "JSONRPC"
     )
     assert "supportedInterfaces" not in card and card["capabilities"]["stateTransitionHistory"] is False
-
-
-async def test_task_created_in_v03_is_read_and_canceled_over_v1_grpc(rpc: Any, server: A2AServer) -> None:
-    import grpc
-
-    from a2a_grpc.gen.lf.a2a.v1 import a2a_pb2_grpc
-
-    task = (await rpc("message/send", {"message": msg("slow 30"), "configuration": {"blocking": False}}))[
-        "result"
-    ]
-    md = (("a2a-version", "1.0"),)
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-        stub = a2a_pb2_grpc.A2AServiceStub(channel)
-        got = await stub.GetTask(pb.GetTaskRequest(id=task["id"]), metadata=md)
-        assert got.context_id == task["contextId"]
-        canceled = await stub.CancelTask(pb.CancelTaskRequest(id=task["id"]), metadata=md)
-        assert canceled.status.state == pb.TASK_STATE_CANCELED
-    assert (await rpc("tasks/get", {"id": task["id"]}))["result"]["status"]["state"] == "canceled"
