@@ -146,7 +146,9 @@ class Dialect:
             if key in rule.ignore:
                 continue
             if key in inverted:
-                if isinstance(item, bool):
+                if item is not None and not isinstance(item, bool):
+                    raise _bad(f"{path}.{key}", "must be true or false")
+                if item is not None:
                     out[inverted[key]] = not item
                 continue
             if key in rule.zero_unset and item == 0:

@@ -56,6 +56,8 @@ Json = dict[str, Any]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: The path variable of a task id: no ``/`` and no ``:`` (``/tasks/{id}:subscribe`` is v1.0's).
 _ID = "{id:[^/:]+}"
+#: The largest ``historyLength`` (an int32 in the v1.0 proto).
+_INT32_MAX = 2**31 - 1
 
 
 def detail_response(err: A2AError, headers: dict[str, str] | None = None) -> web.Response:
@@ -81,8 +83,10 @@ async def _body(request: web.Request) -> Json:
 
 def _history(request: web.Request) -> int:
     raw = request.query.get("historyLength", "0")
-    if not raw.isdigit():
-        raise A2AError.invalid_params(FieldViolation("historyLength", "must be a non-negative integer"))
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > _INT32_MAX:
+        raise A2AError.invalid_params(
+            FieldViolation("historyLength", f"must be an integer from 0 to {_INT32_MAX}")
+        )
     return int(raw)
 
 

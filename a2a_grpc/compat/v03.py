@@ -177,6 +177,8 @@ def _auth_down(a: Json) -> Json:
 def _auth_up(a: Json) -> Json:
     out = {k: v for k, v in a.items() if k != "schemes"}
     schemes = a.get("schemes") or []
+    if not isinstance(schemes, list):
+        raise A2AError.invalid_params(FieldViolation("authentication.schemes", "must be a JSON array"))
     if schemes:
         out["scheme"] = schemes[0]  # C1: the first scheme is kept
     return out

@@ -1,0 +1,106 @@
+"""Bad input on the legacy dialects, found by trying to break them: each answer is a clear error
+in the dialect's own form (never an internal error), and the owner's tasks stay readable."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from a2a_grpc.server import A2AServer, ServerConfig
+from a2a_grpc.store.memory import InMemoryTaskStore
+from tests.interop.agents import InteropAgent
+
+V1 = {"A2A-Version": "1.0"}
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    srv = A2AServer(InteropAgent(), InMemoryTaskStore(), ServerConfig(grpc_port=0, http_port=0))
+    await srv.start()
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{srv.http_port}", timeout=30) as client:
+            yield client
+    finally:
+        await srv.stop(0.2)
+
+
+async def rpc(http: httpx.AsyncClient, method: str, params: Any, headers: Any = None) -> Any:
+    body = {"jsonrpc": "2.0", "id": "req-1", "method": method, "params": params}
+    resp = await http.post("/", json=body, headers=headers or {})
+    assert resp.status_code == 200
+    return resp.json()
+
+
+def v03_message(text: str = "hello") -> dict[str, Any]:
+    return {
+        "kind": "message",
+        "messageId": uuid.uuid4().hex,
+        "role": "user",
+        "parts": [{"kind": "text", "text": text}],
+    }
+
+
+def v01_params(text: str = "hello", task_id: str | None = None, **extra: Any) -> dict[str, Any]:
+    message = {"role": "user", "parts": [{"type": "text", "text": text}]}
+    return {"id": task_id or uuid.uuid4().hex, "message": message, **extra}
+
+
+async def still_readable(http: httpx.AsyncClient) -> None:
+    listing = await http.get("/tasks", headers=V1)
+    assert listing.status_code == 200, listing.text
+
+
+@pytest.mark.parametrize("schemes", [5, {"a": 1}, "Bearer", [5]])
+async def test_push_authentication_schemes_of_the_wrong_type_are_invalid_params(
+    http: httpx.AsyncClient, schemes: Any
+) -> None:
+    auth = {"schemes": schemes}
+    push = {"url": "http://127.0.0.1:9/hook", "authentication": auth}
+    sent = await rpc(
+        http, "message/send", {"message": v03_message(), "configuration": {"pushNotificationConfig": push}}
+    )
+    assert sent["error"]["code"] == -32602, sent
+    assert "scheme" in sent["error"]["message"]
+    v01 = await rpc(http, "tasks/send", v01_params(pushNotification=push))
+    assert v01["error"]["code"] == -32602, v01
+    tutorial = await http.post("/tasks/send", json=v01_params(pushNotification=push))
+    assert tutorial.status_code == 400 and "scheme" in tutorial.json()["detail"], tutorial.text
+    body = {"message": {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "x"}]}}
+    rest = await http.post("/v1/message:send", json={**body, "configuration": {"pushNotification": push}})
+    assert rest.status_code == 400 and rest.json()["code"] == -32602, rest.text
+    await still_readable(http)
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999", "2147483648", "\u00b2"])
+async def test_tutorial_get_refuses_a_history_length_out_of_range(
+    http: httpx.AsyncClient, value: str
+) -> None:
+    task_id = uuid.uuid4().hex
+    assert (await http.post("/tasks/send", json=v01_params("ask", task_id))).status_code == 200
+    got = await http.get(f"/tasks/{task_id}", params={"historyLength": value})
+    assert got.status_code == 400, got.text
+    assert "historyLength" in got.json()["detail"]
+    assert (await http.get(f"/tasks/{task_id}", params={"historyLength": "2147483647"})).status_code == 200
+
+
+async def test_a_v01_method_with_a2a_version_1_is_not_called_a_v03_method(http: httpx.AsyncClient) -> None:
+    refused = await rpc(http, "tasks/send", v01_params(), headers=V1)
+    assert refused["error"]["code"] == -32601
+    assert "0.1 method" in refused["error"]["message"] and "SendMessage" in refused["error"]["message"]
+    refused = await rpc(http, "message/send", {"message": v03_message()}, headers=V1)
+    assert "0.3 method" in refused["error"]["message"]
+
+
+@pytest.mark.parametrize("blocking", ["yes", 1, {}])
+async def test_blocking_that_is_not_a_boolean_is_invalid_params(
+    http: httpx.AsyncClient, blocking: Any
+) -> None:
+    sent = await rpc(
+        http, "message/send", {"message": v03_message(), "configuration": {"blocking": blocking}}
+    )
+    assert sent["error"]["code"] == -32602, sent
+    assert "blocking" in sent["error"]["message"]
