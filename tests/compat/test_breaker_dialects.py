@@ -104,3 +104,20 @@ async def test_blocking_that_is_not_a_boolean_is_invalid_params(
     )
     assert sent["error"]["code"] == -32602, sent
     assert "blocking" in sent["error"]["message"]
+
+
+async def test_tasks_get_with_history_length_answers_a_v01_task_in_v01(http: httpx.AsyncClient) -> None:
+    """The last message of a v0.1 task is the agent's, which carries no v0.1 mark: the dialect
+    is learnt from the whole history, not from the slice asked for (legacy digest §6.2)."""
+    params = v01_params("ask")
+    await rpc(http, "tasks/send", params)
+    got = (await rpc(http, "tasks/get", {"id": params["id"], "historyLength": 1}))["result"]
+    assert "sessionId" in got and "kind" not in got and "contextId" not in got, got
+    assert got["history"] == [{"role": "agent", "parts": [{"type": "text", "text": "what should I echo?"}]}]
+    created = (await rpc(http, "message/send", {"message": v03_message("ask")}))["result"]
+    got = (await rpc(http, "tasks/get", {"id": created["id"], "historyLength": 1}))["result"]
+    assert got["kind"] == "task" and len(got["history"]) == 1
+    missing = await rpc(http, "tasks/get", {"id": "nope", "historyLength": 1})
+    assert missing["error"]["code"] == -32001
+    for bad in ([params["id"]], "x", {"id": 5, "historyLength": 1}):
+        assert (await rpc(http, "tasks/get", bad))["error"]["code"] == -32602
