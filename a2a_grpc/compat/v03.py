@@ -92,9 +92,9 @@ def _part_up(p: Json) -> Json:
         file = p.get("file")
         if not isinstance(file, dict):
             raise A2AError.invalid_params(FieldViolation("part.file", "must be a JSON object"))
-        if "bytes" in file:
+        if file.get("bytes") is not None:  # a null is "not set" (clients that dump every field send both)
             out["raw"] = file["bytes"]
-        elif "uri" in file:
+        elif file.get("uri") is not None:
             out["url"] = file["uri"]
         else:
             raise A2AError.invalid_params(FieldViolation("part.file", "needs bytes or uri"))

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
 from tests.interop.agents import InteropAgent
@@ -19,7 +20,9 @@ V1 = {"A2A-Version": "1.0"}
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    srv = A2AServer(InteropAgent(), InMemoryTaskStore(), ServerConfig(grpc_port=0, http_port=0))
+    store = InMemoryTaskStore()
+    push = PushDispatcher(store, allow=["127.0.0.1"], max_attempts=1)
+    srv = A2AServer(InteropAgent(), store, ServerConfig(grpc_port=0, http_port=0), push=push)
     await srv.start()
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{srv.http_port}", timeout=30) as client:
@@ -121,3 +124,47 @@ async def test_tasks_get_with_history_length_answers_a_v01_task_in_v01(http: htt
     assert missing["error"]["code"] == -32001
     for bad in ([params["id"]], "x", {"id": 5, "historyLength": 1}):
         assert (await rpc(http, "tasks/get", bad))["error"]["code"] == -32602
+
+
+def nulls(**fields: Any) -> dict[str, Any]:
+    """What a pydantic client's ``model_dump()`` sends: every unset optional field as null."""
+    return fields
+
+
+async def test_the_v01_sample_clients_nulls_are_unset_fields(http: httpx.AsyncClient) -> None:
+    """The v0.1 sample client posts ``request.model_dump()`` (no ``exclude_none``): every optional
+    field it did not set arrives as JSON null, which is "not set" as in ProtoJSON."""
+    text = nulls(type="text", text="ask", metadata=None)
+    message = nulls(role="user", parts=[text], metadata=None)
+    task_id = uuid.uuid4().hex
+    params = nulls(
+        id=task_id, sessionId="s-1", message=message, pushNotification=None, historyLength=None, metadata=None
+    )
+    sent = await rpc(http, "tasks/send", params)
+    assert sent["result"]["status"]["state"] == "input-required", sent
+    got = await rpc(http, "tasks/get", nulls(id=task_id, historyLength=None, metadata=None))
+    assert got["result"]["sessionId"] == "s-1", got
+    push = nulls(url="http://127.0.0.1:9/hook", token=None, authentication=None)
+    pushed = await rpc(http, "tasks/pushNotification/set", nulls(id=task_id, pushNotificationConfig=push))
+    assert pushed["result"]["pushNotificationConfig"]["url"] == push["url"], pushed
+    file = nulls(name=None, mimeType="text/plain", bytes=None, uri="http://127.0.0.1:9/a.txt")
+    part = nulls(type="file", file=file, metadata=None)
+    sent = await rpc(
+        http, "tasks/send", {**params, "id": uuid.uuid4().hex, "message": {**message, "parts": [part]}}
+    )
+    assert sent["result"]["artifacts"][0]["parts"][0]["file"]["uri"] == file["uri"], sent
+    canceled = await rpc(http, "tasks/cancel", nulls(id=task_id, metadata=None))
+    assert canceled["result"]["status"]["state"] == "canceled", canceled
+
+
+async def test_v03_nulls_are_unset_fields(http: httpx.AsyncClient) -> None:
+    message = {**v03_message(), "taskId": None, "contextId": None, "metadata": None, "referenceTaskIds": None}
+    config = nulls(blocking=None, historyLength=None, pushNotificationConfig=None, acceptedOutputModes=None)
+    for params in (
+        {"message": message, "configuration": None},
+        {"message": message, "configuration": config},
+    ):
+        sent = await rpc(http, "message/send", {**params, "metadata": None})
+        assert sent["result"]["status"]["state"] == "completed", sent
+    still_wrong = await rpc(http, "message/send", {"message": {**message, "role": None}})
+    assert still_wrong["error"]["code"] == -32602
