@@ -160,6 +160,11 @@ def _requirement_down(r: Json) -> Json:
 
 
 def _requirement_up(r: Json) -> Json:
+    for name, scopes in r.items():
+        if not isinstance(scopes, list):
+            raise A2AError.invalid_params(
+                FieldViolation(f"security.{name}", "must be a JSON array of scopes")
+            )
     return {"schemes": {name: {"list": list(v)} for name, v in r.items()}}
 
 
