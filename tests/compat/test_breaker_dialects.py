@@ -168,3 +168,13 @@ async def test_v03_nulls_are_unset_fields(http: httpx.AsyncClient) -> None:
         assert sent["result"]["status"]["state"] == "completed", sent
     still_wrong = await rpc(http, "message/send", {"message": {**message, "role": None}})
     assert still_wrong["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize("part", [{}, {"type": "image", "text": "x"}, {"type": 5}])
+async def test_a_v01_part_without_a_known_type_names_the_type_field(
+    http: httpx.AsyncClient, part: Any
+) -> None:
+    params = {"id": uuid.uuid4().hex, "message": {"role": "user", "parts": [part]}}
+    refused = await http.post("/tasks/send", json=params)
+    assert refused.status_code == 400 and "part.type" in refused.json()["detail"], refused.text
+    assert "part.type" in (await rpc(http, "tasks/send", params))["error"]["message"]
