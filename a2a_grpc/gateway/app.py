@@ -154,8 +154,8 @@ def create_app(
         servicer, None if prefix else rest.handle, keepalive=keepalive_seconds, stopping=stopping
     )
     tutorial.add_to(app)  # ahead of the catch-all: GET /tasks/{id} is shared (compat.tutorial)
-    legacy = V03RestBinding(servicer, rest, prefix=prefix, keepalive=keepalive_seconds, stopping=stopping)
-    app.router.add_route("*", prefix + "/v1/{tail:[\\s\\S]*}", legacy.handle)  # v0.3, else tenant "v1"
+    v03_rest = V03RestBinding(servicer, rest, prefix=prefix, keepalive=keepalive_seconds, stopping=stopping)
+    app.router.add_route("*", prefix + "/v1/{tail:[\\s\\S]*}", v03_rest.handle)  # v0.3, else tenant "v1"
     app.router.add_route("*", prefix + "/{tail:[\\s\\S]*}", rest.handle)  # not ".": /tasks/a%0Ab
 
     async def _on_shutdown(_: web.Application) -> None:
