@@ -90,9 +90,10 @@ def _version_error(method: Method, version: str) -> A2AError | None:
     if major_minor in ("", "0.3"):
         return None
     if major_minor == "1.0":
+        era = "0.1" if v01.METHODS.get(method.name) is method else "0.3"
         return A2AError(
             ErrorCode.METHOD_NOT_FOUND,
-            f"{method.name!r} is an A2A 0.3 method; with A2A-Version 1.0 call {method.rpc!r}",
+            f"{method.name!r} is an A2A {era} method; with A2A-Version 1.0 call {method.rpc!r}",
             metadata={"v1Method": method.rpc},
         )
     return A2AError(

@@ -122,7 +122,8 @@ class Dialect:
     # ------------------------------------------------------------ legacy → v1.0
     def up(self, type_name: str, value: Any, path: str = "params") -> Json:
         """The v1.0 ProtoJSON dict of legacy ``value``; INVALID_PARAMS (with
-        ``path``) when it is not an object, or its ``kind`` is wrong."""
+        ``path``) when it is not an object, or its ``kind`` is wrong. A null
+        nested object is left unset (ProtoJSON's reading of null)."""
         rule = self.rules[type_name]
         if not isinstance(value, dict):
             raise _bad(path, "must be a JSON object")
@@ -146,12 +147,16 @@ class Dialect:
             if key in rule.ignore:
                 continue
             if key in inverted:
-                if isinstance(item, bool):
+                if item is not None and not isinstance(item, bool):
+                    raise _bad(f"{path}.{key}", "must be true or false")
+                if item is not None:
                     out[inverted[key]] = not item
                 continue
             if key in rule.zero_unset and item == 0:
                 continue
             name = back.get(key, key)
+            if item is None and (name in rule.types or name in rule.maps):
+                continue  # JSON null is "not set", as in ProtoJSON (clients that dump every field send it)
             out[name] = self._up_value(rule, name, item, f"{path}.{key}")
         return out
 

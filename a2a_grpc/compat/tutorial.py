@@ -24,9 +24,10 @@ Version rule (legacy digest §6.2, §6.3): ``GET /tasks/{id}`` is also a v1.0
 HTTP+JSON path. Without ``A2A-Version`` (which means 0.3, spec §3.6.2, and
 0.3 has no such path; the tutorial's clients, older than the header, send
 none) it is the tutorial's; with any ``A2A-Version`` it — like every route
-here — is the v1.0 binding's, which serves ``1.x`` (the v1.0 Task, or 404
-for the paths it does not have) and refuses other versions with
-VersionNotSupportedError (``0.3`` included: 0.3 has no such path). Under a
+here — is the v1.0 binding's, which serves ``1.x`` (the v1.0 Task; 404 or 405
+for the paths and methods it does not have, whatever the version) and
+refuses other versions with VersionNotSupportedError (``0.3`` included:
+0.3 has no such path). Under a
 REST prefix no v1.0 route shares these paths and the header is not read. With ``--lenient-version`` (a missing header
 means 1.0) a header-less ``GET /tasks/{id}`` follows the task's recorded
 dialect instead: the tutorial's for a task a v0.1 client created
@@ -56,6 +57,8 @@ Json = dict[str, Any]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: The path variable of a task id: no ``/`` and no ``:`` (``/tasks/{id}:subscribe`` is v1.0's).
 _ID = "{id:[^/:]+}"
+#: The largest ``historyLength`` (an int32 in the v1.0 proto).
+_INT32_MAX = 2**31 - 1
 
 
 def detail_response(err: A2AError, headers: dict[str, str] | None = None) -> web.Response:
@@ -81,8 +84,10 @@ async def _body(request: web.Request) -> Json:
 
 def _history(request: web.Request) -> int:
     raw = request.query.get("historyLength", "0")
-    if not raw.isdigit():
-        raise A2AError.invalid_params(FieldViolation("historyLength", "must be a non-negative integer"))
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > _INT32_MAX:
+        raise A2AError.invalid_params(
+            FieldViolation("historyLength", f"must be an integer from 0 to {_INT32_MAX}")
+        )
     return int(raw)
 
 

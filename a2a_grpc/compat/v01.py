@@ -104,6 +104,8 @@ def _part_up(p: Json) -> Json:
     kind = body.pop("type", None)
     if kind is None:  # the schema's default discriminator: the part's own key
         kind = next((k for k in ("text", "file", "data") if k in body), None)
+    if kind not in ("text", "file", "data"):
+        raise _bad("part.type", f"must be 'text', 'file' or 'data', not {kind!r}")
     return _v03_part_up({**body, "kind": kind})
 
 

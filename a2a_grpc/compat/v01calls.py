@@ -169,10 +169,16 @@ class V01JsonRpc:
     ) -> web.StreamResponse:
         """Answers one call; v0.3 methods are the fallback's."""
         if v01.METHODS.get(method.name) is not method:
-            if method.name == "tasks/resubscribe" and not _version_error(method, _version(request)):
+            shared = not _version_error(method, _version(request))
+            answered = None
+            if shared and method.name == "tasks/resubscribe":
                 answered = await self._resubscribe(request, _Envelope(request_id), params)
-                if answered is not None:
-                    return answered
+            elif (
+                shared and method.name == "tasks/get" and isinstance(params, dict) and _history_asked(params)
+            ):
+                answered = await self._get(request, _Envelope(request_id), params)
+            if answered is not None:
+                return answered
             return await self.fallback.serve(request, request_id, method, params)
         refused = _version_error(method, _version(request))
         if refused is not None:  # a v1.0 (or unknown-version) caller: the v1.0 error form
@@ -204,6 +210,27 @@ class V01JsonRpc:
         else:
             result = await getattr(self.servicer, method.rpc)(message, ctx)
         return v01.DIALECT.down(method.result, protojson.to_dict(result))
+
+    async def _get(
+        self, request: web.Request, envelope: _Envelope, params: Json
+    ) -> web.StreamResponse | None:
+        """``tasks/get`` with a positive ``historyLength`` of a v0.1 client's
+        task, in v0.1 (§6.2): the dialect is read off the whole history (the
+        last messages are the agent's, which carry no mark), then the last
+        ``historyLength`` are kept. None for any other task (or bad params):
+        the v0.3 method answers."""
+        task_id = params.get("id")
+        if not isinstance(task_id, str) or not task_id:
+            return None
+        ctx = V01Context(request, "jsonrpc")
+        try:
+            task = protojson.to_dict(await self.servicer.GetTask(pb.GetTaskRequest(id=task_id), ctx))
+        except (GatewayAbort, A2AError):
+            return None
+        if not v01.is_v01_task(task):
+            return None
+        task["history"] = task.get("history", [])[-_history_asked(params) :]
+        return envelope.result(v01.task(task), ctx.response_headers())
 
     async def _resubscribe(
         self, request: web.Request, envelope: _Envelope, params: Any

@@ -92,9 +92,9 @@ def _part_up(p: Json) -> Json:
         file = p.get("file")
         if not isinstance(file, dict):
             raise A2AError.invalid_params(FieldViolation("part.file", "must be a JSON object"))
-        if "bytes" in file:
+        if file.get("bytes") is not None:  # a null is "not set" (clients that dump every field send both)
             out["raw"] = file["bytes"]
-        elif "uri" in file:
+        elif file.get("uri") is not None:
             out["url"] = file["uri"]
         else:
             raise A2AError.invalid_params(FieldViolation("part.file", "needs bytes or uri"))
@@ -160,6 +160,11 @@ def _requirement_down(r: Json) -> Json:
 
 
 def _requirement_up(r: Json) -> Json:
+    for name, scopes in r.items():
+        if not isinstance(scopes, list):
+            raise A2AError.invalid_params(
+                FieldViolation(f"security.{name}", "must be a JSON array of scopes")
+            )
     return {"schemes": {name: {"list": list(v)} for name, v in r.items()}}
 
 
@@ -177,6 +182,8 @@ def _auth_down(a: Json) -> Json:
 def _auth_up(a: Json) -> Json:
     out = {k: v for k, v in a.items() if k != "schemes"}
     schemes = a.get("schemes") or []
+    if not isinstance(schemes, list):
+        raise A2AError.invalid_params(FieldViolation("authentication.schemes", "must be a JSON array"))
     if schemes:
         out["scheme"] = schemes[0]  # C1: the first scheme is kept
     return out

@@ -33,7 +33,8 @@ pytestmark = pytest.mark.interop
 #: The bindings our client speaks v0.3 over.
 V03_BINDINGS = ("jsonrpc", "grpc", "rest")
 CARD_BINDING = {"grpc": "GRPC", "jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
-SERVER_EXTRAS = "a2a-sdk[http-server,grpc]" + SDK03_REQUIREMENT.removeprefix("a2a-sdk")
+#: The same version as the client's venv (``a2a-sdk[grpc]==0.3.*``), with the server's extras too.
+SERVER_EXTRAS = "a2a-sdk[http-server,grpc]" + SDK03_REQUIREMENT[SDK03_REQUIREMENT.index("==") :]
 
 
 @dataclass(slots=True)
