@@ -66,7 +66,7 @@ from google.protobuf.json_format import Error as JsonFormatError
 from google.protobuf.message import DecodeError
 
 from a2a_grpc import protojson
-from a2a_grpc.compat import v03
+from a2a_grpc.compat import v01, v03
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.push.ssrf import (
     AddressPolicy,
@@ -533,10 +533,22 @@ def _v03_body(event: dict[str, Any]) -> tuple[str, bytes]:
     return "application/json", protojson.dumps(legacy).encode()
 
 
+def _v01_body(event: dict[str, Any]) -> tuple[str, bytes]:
+    """The oldest shape's body (C21): a Task snapshot as the v0.1 Task
+    (without history), a status or artifact update as the v0.1 event that
+    ``tasks/sendSubscribe`` streams (``{id, status, final}``, ``{id,
+    artifact}``). A webhook call has no stream to number artifacts in, so an
+    artifact's ``index`` is 0 there; its ``name`` tells artifacts apart."""
+    if "task" in event:
+        return "application/json", protojson.dumps(v01.push_body(event["task"])).encode()
+    legacy = v01.Events().down(event)
+    return "application/json", protojson.dumps(legacy[-1] if legacy else {}).encode()
+
+
 #: The push body of each dialect a config may be registered in (C21). A
 #: dialect without an entry (e.g. one a newer release recorded) gets the
-#: v1.0 body. The oldest shape (``tasks/send`` era) registers its own here.
-BODIES: dict[str, BodyEncoder] = {V1_DIALECT: _v1_body, "0.3": _v03_body}
+#: v1.0 body.
+BODIES: dict[str, BodyEncoder] = {V1_DIALECT: _v1_body, "0.3": _v03_body, "0.1": _v01_body}
 
 
 def _body(payload: bytes, dialect: str = V1_DIALECT) -> tuple[str, bytes]:

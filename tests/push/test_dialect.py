@@ -124,6 +124,34 @@ async def test_v03_and_v10_webhooks_on_one_task_get_their_own_dialect(
     assert "final" not in v10[-1].body["statusUpdate"]
 
 
+async def test_a_v01_webhook_gets_v01_events(
+    served: tuple[A2AServer, GatedAgent], receiver: Receiver
+) -> None:
+    """A webhook given inline to the oldest shape's ``tasks/send`` gets the v0.1
+    events (``{id, status, final}``, ``{id, artifact}``, ``application/json``)."""
+    server, agent = served
+    base = f"http://127.0.0.1:{server.http_port}"
+    task_id = f"v01-{uuid.uuid4().hex}"
+    params = {
+        "id": task_id,
+        "message": {"role": "user", "parts": [{"type": "text", "text": "go"}]},
+        "pushNotification": {"url": receiver.url("/v01"), "token": "t1"},
+    }
+    sending = asyncio.create_task(v03_call(base, "tasks/send", params))  # blocking: until the gate opens
+    assert await asyncio.wait_for(agent.started.get(), 5) == task_id
+    agent.gate(task_id).set()
+    assert (await sending)["status"]["state"] == "completed"
+    await receiver.wait_for(lambda: any(h.body.get("final") for h in receiver.on("/v01")))
+    hits = receiver.on("/v01")
+    assert {h.headers["Content-Type"] for h in hits} == {"application/json"}
+    assert {h.headers["X-A2A-Notification-Token"] for h in hits} == {"t1"}
+    last = hits[-1].body
+    assert (last["id"], last["status"]["state"], last["final"]) == (task_id, "completed", True)
+    artifact = next(h.body for h in hits if "artifact" in h.body)["artifact"]
+    assert artifact["parts"][0] == {"type": "text", "text": "part 0"} and artifact["index"] == 0
+    assert all("kind" not in h.body and "statusUpdate" not in h.body for h in hits)
+
+
 @pytest.mark.parametrize("binding", ["grpc", "rest", "jsonrpc"])
 async def test_our_v03_client_registers_a_v03_webhook(
     served: tuple[A2AServer, GatedAgent], receiver: Receiver, binding: str
