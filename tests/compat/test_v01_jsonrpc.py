@@ -14,7 +14,6 @@ import httpx
 import pytest
 
 from a2a_grpc.errors import ErrorCode
-from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store.memory import InMemoryTaskStore
 from a2a_grpc.types import new_id, pb, pb_grpc
@@ -22,22 +21,6 @@ from tests.interop.agents import InteropAgent
 
 V1 = {"A2A-Version": "1.0"}
 V1_MD = (("a2a-version", "1.0"),)
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[A2AServer]:
-    store = InMemoryTaskStore()
-    srv = A2AServer(
-        InteropAgent(),
-        store,
-        ServerConfig(grpc_port=0, http_port=0),
-        push=PushDispatcher(store, allow=["127.0.0.1"], max_attempts=1),
-    )
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop(0.2)
 
 
 @pytest.fixture

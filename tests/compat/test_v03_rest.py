@@ -17,28 +17,9 @@ import pytest
 
 from a2a_grpc.gen.a2a.v1 import a2a_pb2 as v03
 from a2a_grpc.gen.a2a.v1 import a2a_pb2_grpc as v03_grpc
-from a2a_grpc.push import PushDispatcher
-from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
-from tests.interop.agents import InteropAgent
+from a2a_grpc.server import A2AServer
 
 V1 = {"A2A-Version": "1.0"}
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[A2AServer]:
-    store = InMemoryTaskStore()
-    srv = A2AServer(
-        InteropAgent(),
-        store,
-        ServerConfig(grpc_port=0, http_port=0),
-        push=PushDispatcher(store, allow=["127.0.0.1"], max_attempts=1),
-    )
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop(0.2)
 
 
 class Http:
