@@ -219,16 +219,10 @@ class V01JsonRpc:
         last messages are the agent's, which carry no mark), then the last
         ``historyLength`` are kept. None for any other task (or bad params):
         the v0.3 method answers."""
-        task_id = params.get("id")
-        if not isinstance(task_id, str) or not task_id:
+        found = await self._v01_task(request, params)
+        if found is None:
             return None
-        ctx = V01Context(request, "jsonrpc")
-        try:
-            task = protojson.to_dict(await self.servicer.GetTask(pb.GetTaskRequest(id=task_id), ctx))
-        except (GatewayAbort, A2AError):
-            return None
-        if not v01.is_v01_task(task):
-            return None
+        ctx, task = found
         task["history"] = task.get("history", [])[-_history_asked(params) :]
         return envelope.result(v01.task(task), ctx.response_headers())
 
@@ -237,6 +231,17 @@ class V01JsonRpc:
     ) -> web.StreamResponse | None:
         """``tasks/resubscribe`` of a v0.1 client's task in v0.1 events (§6.2);
         None for any other task (or bad params): the v0.3 method answers."""
+        found = await self._v01_task(request, params)
+        if found is None:
+            return None
+        ctx, task = found
+        events = self.servicer.SubscribeToTask(pb.SubscribeToTaskRequest(id=task["id"]), ctx)
+        return await self._sse(request, envelope, _resubscribed(events, task), ctx)
+
+    async def _v01_task(self, request: web.Request, params: Any) -> tuple[V01Context, Json] | None:
+        """(the call's context, the task ``params["id"]`` as a ProtoJSON dict)
+        when that task is a v0.1 client's (§6.2); None for any other task, a
+        missing one or bad params (the v0.3 method then answers)."""
         task_id = params.get("id") if isinstance(params, dict) else None
         if not isinstance(task_id, str) or not task_id:
             return None
@@ -245,10 +250,7 @@ class V01JsonRpc:
             task = protojson.to_dict(await self.servicer.GetTask(pb.GetTaskRequest(id=task_id), ctx))
         except (GatewayAbort, A2AError):
             return None
-        if not v01.is_v01_task(task):
-            return None
-        events = self.servicer.SubscribeToTask(pb.SubscribeToTaskRequest(id=task_id), ctx)
-        return await self._sse(request, envelope, _resubscribed(events, task), ctx)
+        return (ctx, task) if v01.is_v01_task(task) else None
 
     async def _stream(
         self, request: web.Request, envelope: _Envelope, params: Any, ctx: V01Context
