@@ -370,7 +370,7 @@ class Driver:
         state = after.status.state
         self.bus.publish(ex.task_id, version, out, last=is_terminal(state))
         if is_final(state):
-            ex.settled.set()
+            _settle(ex)
         return True
 
     async def _resume(self, ex: Execution, first: TaskEvent) -> None:
@@ -432,7 +432,7 @@ class Driver:
             state = task.status.state
             self.bus.publish(ex.task_id, version, out, last=is_terminal(state))
             if is_final(state):
-                ex.settled.set()
+                _settle(ex)
             return
         raise A2AError(ErrorCode.INTERNAL, f"task {ex.task_id} kept changing under the execution")
 
@@ -527,3 +527,13 @@ def _id_taken(task_id: str) -> A2AError:
     return A2AError.invalid_params(
         FieldViolation("message.task_id", f"task id {task_id!r} is already in use")
     )
+
+
+def _settle(ex: Execution) -> None:
+    """Wakes a blocking SendMessage at a terminal or interrupted state. Not
+    for a leased execution (cluster mode): its caller is answered once the
+    execution ended and released the lease (``Executions`` sets ``settled``
+    then), so the next message to the task, on any replica, is never refused
+    as busy by a lease still held."""
+    if ex.fence is None:
+        ex.settled.set()

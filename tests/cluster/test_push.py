@@ -90,8 +90,9 @@ async def test_claimed_delivery_across_replicas(replicas: list[Replica]) -> None
         # Versions 2 (the creation snapshot) … the COMPLETED one, each once, in order.
         assert versions == list(range(2, 2 + len(versions))), (task_id, versions)
         assert len(versions) == STEPS + 3
-    # Every replica's dispatcher took part (each claims the pairs it finds first).
-    assert all("push: delivered" in r.log.read_text() for r in replicas)
+    # Which replica delivers which pair is a race (each claims the pairs it
+    # finds first): exactly once and in order, above, is the property.
+    assert any("push: delivered" in r.log.read_text() for r in replicas)
 
 
 async def test_claims_on_the_store() -> None:
