@@ -555,7 +555,8 @@ class Driver:
                 continue
             final, _out, size = steps[-1]
             ex.current = StoredTask(final, version)
-            if size and isinstance(events[len(steps) - 1], pb.TaskArtifactUpdateEvent):
+            last = events[len(steps) - 1]
+            if size and isinstance(last, pb.TaskArtifactUpdateEvent) and last.append:
                 self._sizes[ex.task_id] = (version, size)
             self._publish(ex, version, steps)
             return len(steps)
