@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from typing import Any
 
 from a2a_grpc.context import Owner
@@ -55,6 +57,12 @@ log = logging.getLogger("a2a_grpc.drive")
 #: The status message of a task whose execution ran past its time limit.
 _TIMED_OUT = "DEADLINE_EXCEEDED: the task ran longer than the server's execution time limit"
 _ACTIVE = (pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)
+#: The most events one write carries (an agent that yields without end
+#: still has its events stored as it goes).
+_MOST_EVENTS = 64
+#: An event applied: the task after it, its stream event, the task's size
+#: when checked (see Driver._check_size; 0: not checked).
+_Step = tuple[pb.Task, pb.StreamResponse, int]
 
 
 class _Settled(Exception):
@@ -85,6 +93,9 @@ class TaskWriter:
         self.observer: Observer = NO_OBSERVER
         #: Largest serialized task an execution may grow (0: unlimited).
         self.max_task_bytes = max_task_bytes
+        #: Whether the store takes several events in one update (``events``):
+        #: a store of the older protocol (``event``) gets one per write.
+        self.folds = _takes_events(store.update)
 
     async def push_configs(self, owner: Owner, task_id: str) -> list[pb.TaskPushNotificationConfig]:
         """The task's webhooks; none while push delivery is off."""
@@ -114,26 +125,22 @@ class TaskWriter:
         owner: Owner,
         fence: Fence | None = None,
         *,
-        then: tuple[pb.Task, pb.StreamResponse] | None = None,
+        then: Sequence[tuple[pb.Task, pb.StreamResponse]] = (),
     ) -> int:
         """Stores the new ``task`` (given a ``fence``, while that execution
-        lease holds); returns its version (1). ``then``: (the task after its
-        first event, that event), stored in the same write as version 2 (the
-        event log keeps both events). Raises TaskExistsError (LeaseLostError
-        for a lost lease)."""
+        lease holds); returns its version (1). ``then``: the events applied
+        on top of it, each with the task after it, stored in the same write
+        as versions 2, 3, ... (the event log keeps every event; the last task
+        is stored). Raises TaskExistsError (LeaseLostError for a lost lease)."""
         extra: dict[str, Any] = {}
         if fence is not None:
             extra["fence"] = fence
-        if then is not None:
-            extra["events"] = (pb.StreamResponse(task=task), then[1])
-        version = await self.store.create(task if then is None else then[0], owner, **extra)
+        if then:
+            extra["events"] = (pb.StreamResponse(task=task), *(out for _, out in then))
+        version = await self.store.create(then[-1][0] if then else task, owner, **extra)
         self.observer.task_created(task.status.state)
         self.observer.task_written(task, owner, None, None)
-        if then is not None:
-            after, event = then
-            if after.status.state != task.status.state:
-                self.observer.task_transition(after.status.state)
-            self.observer.task_written(after, owner, task.status.state, event)
+        self._observe(task, owner, then)
         return version
 
     async def write(
@@ -147,26 +154,48 @@ class TaskWriter:
         *,
         was: int | None = None,
         append: pb.Artifact | None = None,
+        then: Sequence[tuple[pb.Task, pb.StreamResponse]] = (),
     ) -> int:
         """Stores ``task`` if it is still at ``expected_version`` (with the
         outbox rows and ``event``, the stream event of this change) and,
         given a ``fence``, while that execution lease holds; returns the new
         version. ``was``: the state the task had (a change is reported to the
         observer); ``append``: the update only appended that chunk (the store
-        may write just it). Raises VersionConflictError (LeaseLostError for a
-        lost lease)."""
+        may write just it). ``then``: further events applied on top of
+        ``task``, each with the task after it, stored in the same write
+        (versions ``expected_version + 2``, ...; the outbox rows cover them
+        all, in order; only the last task is stored). Raises
+        VersionConflictError (LeaseLostError for a lost lease)."""
         extra: dict[str, Any] = {}
-        if fence is not None or event is not None:  # only cluster-capable stores take them
-            extra = {"fence": fence, "event": event}
+        if fence is not None:
+            extra["fence"] = fence
+        if event is not None:
+            if self.folds:
+                extra["events"] = (event, *(out for _, out in then))
+            else:  # a store of the older protocol: one event per write
+                assert not then, "this store takes one event per write"
+                extra["event"] = event
         if append is not None:
             extra["append"] = append
-        version = await self.store.update(task, owner, expected_version, outbox=outbox, **extra)
+        final = then[-1][0] if then else task
+        version = await self.store.update(final, owner, expected_version, outbox=outbox, **extra)
         if outbox and self.wake is not None:
             self.wake()
         if was is not None and was != task.status.state:
             self.observer.task_transition(task.status.state)
         self.observer.task_written(task, owner, was, event)
+        self._observe(task, owner, then)
         return version
+
+    def _observe(
+        self, task: pb.Task, owner: Owner, then: Sequence[tuple[pb.Task, pb.StreamResponse]]
+    ) -> None:
+        """Tells the observer of each event of ``then`` applied on top of ``task``."""
+        for after, out in then:
+            if after.status.state != task.status.state:
+                self.observer.task_transition(after.status.state)
+            self.observer.task_written(after, owner, task.status.state, out)
+            task = after
 
 
 class Driver:
@@ -208,18 +237,23 @@ class Driver:
                 release_after(size)
 
     async def _run_agent(self, ex: Execution, ctx: ExecutorContext) -> None:
-        agen = aiter(self.executor.execute(ctx))
+        pull = _Pull(aiter(self.executor.execute(ctx)))
         try:
             ex.started = True
             if ex.cancel_reason:  # interrupted before it could start
                 raise asyncio.CancelledError
-            async for event in agen:
+            while True:
+                try:
+                    event = await pull.next()
+                except StopAsyncIteration:
+                    break
+                events = self._ready(ex, pull, event)
                 # An event is never applied halfway (see Executions.interrupt):
                 # a store write cut short may have committed without its event
                 # being published or ex.current updated.
                 ex.applying = True
                 try:
-                    await self._apply(ex, event)
+                    await self._apply_all(ex, events)
                 except Exception:
                     if ex.cancel_reason:  # interrupted meanwhile: the interruption wins
                         raise asyncio.CancelledError from None
@@ -229,12 +263,36 @@ class Driver:
                 if ex.reply is not None or (ex.current and is_terminal(ex.current.task.status.state)):
                     break
                 if ex.cancel_reason:
-                    raise asyncio.CancelledError
+                    if not pull.waiting:
+                        raise asyncio.CancelledError
+                    # The agent is inside an await (see _ready): it is
+                    # cancelled there, as when CancelTask comes while the
+                    # loop waits on it.
+                    asyncio.current_task().cancel()
         finally:
-            aclose = getattr(agen, "aclose", None)
-            if aclose is not None:
-                with contextlib.suppress(Exception, asyncio.CancelledError):
-                    await aclose()
+            await pull.aclose()
+
+    def _ready(self, ex: Execution, pull: _Pull, event: object) -> list[object]:
+        """``event`` and the events the agent yields right after it without
+        waiting (a zero-time step of its generator, never waiting on it),
+        to be stored in one write. Looked for after an artifact update only:
+        a status update is where an agent says what it does next, and the
+        code after it (often the start of slow work, or a signal that the
+        task is WORKING) runs once it is stored, as always. So an artifact
+        followed by the terminal status (the echo agent) is one write, and so
+        is a run of chunks. No more than ``_MOST_EVENTS``, none once a cancel
+        is requested, and one at a time for a store of the older protocol.
+        The code after a looked-for artifact runs before that artifact is
+        stored; if it waits, the agent is inside that wait meanwhile."""
+        events = [event]
+        while self.writer.folds and len(events) < _MOST_EVENTS and not ex.cancel_reason:
+            if not isinstance(events[-1], pb.TaskArtifactUpdateEvent):
+                break
+            ready, after = pull.ready()
+            if not ready:
+                break
+            events.append(after)
+        return events
 
     async def _check_end(self, ex: Execution) -> None:
         """The agent's generator ended: it must have left a reply, or the task
@@ -294,6 +352,35 @@ class Driver:
         with contextlib.suppress(A2AError, _Settled):
             await self._apply(ex, event)
 
+    async def _apply_all(self, ex: Execution, events: Sequence[object]) -> None:
+        """Applies the events the agent yielded together: as many as apply
+        in one write, then the rest one at a time as :meth:`_apply` does (so
+        an event refused there ends the task FAILED saying why, as always)."""
+        done = await self._fold(ex, events) if len(events) > 1 else 0
+        for event in events[done:]:
+            if done and ex.cancel_reason:  # a cancel came during the write: it wins
+                raise asyncio.CancelledError
+            await self._apply(ex, event)
+            done += 1
+
+    async def _fold(self, ex: Execution, events: Sequence[object]) -> int:
+        """Stores the longest run of ``events`` that applies, in one write;
+        returns how many it stored (0: none, nothing written)."""
+        if ex.reply is not None:
+            return 0
+        if ex.current is not None:
+            try:
+                return await self._store(ex, events)
+            except A2AError:  # the first one is refused: _apply says so
+                return 0
+        if ex.existing is not None or ex.push_config is not None or isinstance(events[0], pb.Message):
+            return 0
+        try:
+            first = check_event(events[0], ex.task_id, ex.context_id)
+        except A2AError:
+            return 0
+        return 0 if isinstance(first, pb.Task) else await self._create_with(ex, first, events)
+
     async def _apply(self, ex: Execution, event: object) -> None:
         """Applies one agent event: a direct reply, or a task event stored and
         fanned out. Raises A2AError(INVALID_AGENT_RESPONSE) on a bad event."""
@@ -308,7 +395,7 @@ class Driver:
         if ex.current is None:
             first = check_event(event, ex.task_id, ex.context_id)
             merge = ex.existing is None and ex.push_config is None and not isinstance(first, pb.Task)
-            if merge and await self._create_with(ex, first, event):
+            if merge and await self._create_with(ex, first, (event,)):
                 return
             await (self._create(ex, first) if ex.existing is None else self._resume(ex, first))
             assert ex.current is not None
@@ -317,7 +404,7 @@ class Driver:
                 self.bus.publish(ex.task_id, ex.current.version, pb.StreamResponse(task=ex.current.task))
             if isinstance(first, pb.Task):
                 return
-        await self._store(ex, event)
+        await self._store(ex, (event,))
 
     async def _create(self, ex: Execution, first: TaskEvent) -> None:
         """Stores the new task the first event makes (see ``open_task``)."""
@@ -339,39 +426,66 @@ class Driver:
                 task, await self._write(ex, task, version, outbox, None, task.status.state)
             )
 
-    async def _create_with(self, ex: Execution, first: TaskEvent, event: object) -> bool:
-        """Stores the new task the first event makes together with that event
-        applied to it, in one write (versions 1 and 2: what ``_create`` and
-        ``_store`` write in two), and publishes both. False, with nothing
-        written, when the event is refused (too large, or invalid on the
-        task): the task must then exist first, to end FAILED saying why."""
+    async def _create_with(self, ex: Execution, first: TaskEvent, events: Sequence[object]) -> int:
+        """Stores the new task the first event makes together with the
+        ``events`` (the first one first) applied to it, in one write
+        (versions 1, 2, ...: what ``_create`` and ``_store`` write in
+        several), and publishes them all; returns how many events it stored.
+        0, with nothing written, when the first is refused (too large, or
+        invalid on the task): the task must then exist first, to end FAILED
+        saying why; a later refused event is left for the caller."""
         task = open_task(ex.message, None, first)
-        ex.current = StoredTask(task, 1)  # what _check_size measures (not stored yet)
         try:
-            size = self._check_size(ex, event)
-            after, out = apply_event(task, event)
+            steps = self._applied(task, None, events, own=False)
         except A2AError:  # the two writes: the task exists, then the event fails it
-            return False
-        finally:
-            ex.current = None
+            return 0
         try:
-            version = await self.writer.create(task, ex.owner, ex.fence, then=(after, out))
+            version = await self.writer.create(task, ex.owner, ex.fence, then=[s[:2] for s in steps])
         except TaskExistsError as exc:
             raise _id_taken(ex.task_id) from exc
         except LeaseLostError:
             await self._lease_lost(ex)
             raise _Settled from None
+        after, _out, size = steps[-1]
         ex.current = StoredTask(after, version)
         ex.push_configs = []
         if size:
             self._sizes[ex.task_id] = (version, size)
         ex.committed.set()
         self.bus.publish(ex.task_id, 1, pb.StreamResponse(task=task))
-        state = after.status.state
-        self.bus.publish(ex.task_id, version, out, last=is_terminal(state))
-        if is_final(state):
+        self._publish(ex, version, steps)
+        return len(steps)
+
+    def _publish(self, ex: Execution, version: int, steps: Sequence[_Step]) -> None:
+        """Fans out the events of ``steps``, which made the task ``version``."""
+        first = version - len(steps) + 1
+        for i, (after, out, _size) in enumerate(steps):
+            self.bus.publish(ex.task_id, first + i, out, last=is_terminal(after.status.state))
+        if is_final(steps[-1][0].status.state):
             _settle(ex)
-        return True
+
+    def _applied(
+        self, task: pb.Task, base: int | None, events: Sequence[object], *, own: bool
+    ) -> list[_Step]:
+        """``events`` applied to ``task`` in order, each as (the task after
+        it, its stream event, the task's size when checked: see
+        ``_check_size``; ``base`` is ``task``'s size when known), up to the
+        first one refused; raises that refusal when it is the first. With
+        ``own``, ``task`` may be changed in place by an appended chunk (no
+        copy of what the task already holds)."""
+        steps: list[_Step] = []
+        for event in events:
+            chunk = isinstance(event, pb.TaskArtifactUpdateEvent) and event.append
+            try:
+                size = self._check_size(task, base, event)
+                after, out = apply_event(task, event, in_place=chunk and own)
+            except A2AError:
+                if not steps:
+                    raise
+                break
+            steps.append((after, out, size))
+            task, base, own = after, size if chunk and size else None, True
+        return steps
 
     async def _resume(self, ex: Execution, first: TaskEvent) -> None:
         """Stores the message on the interrupted task it continues, which
@@ -407,33 +521,45 @@ class Driver:
             ex.push_config.id = new_id()
         await put_push_config(self.writer.configs, ex.owner, ex.push_config, ex.push_dialect)
 
-    async def _store(self, ex: Execution, event: object) -> None:
-        """Applies ``event`` to the task, writes the result with
-        compare-and-swap and publishes it. A lost race re-reads the task and
-        applies the event again on top (another writer's change is kept); a
+    async def _store(self, ex: Execution, events: Sequence[object]) -> int:
+        """Applies ``events`` to the task in order, writes the result with
+        compare-and-swap (one write for all) and publishes them; returns how
+        many it stored: all up to the first one refused, whose refusal is
+        raised when it is the first. A lost race re-reads the task and
+        applies the events again on top (another writer's change is kept); a
         lost race with a terminal writer (CancelTask) stops here."""
-        chunk = event.artifact if isinstance(event, pb.TaskArtifactUpdateEvent) and event.append else None
         for _attempt in range(3):
             assert ex.current is not None
-            size = self._check_size(ex, event)
-            was = ex.current.task.status.state
-            # An appended chunk changes ex.current in place (no copy of what
-            # the task already holds); a lost race replaces ex.current anyway.
-            task, out = apply_event(ex.current.task, event, in_place=chunk is not None)
-            outbox = self.writer.outbox(ex.task_id, ex.push_configs or (), ex.current.version + 1, out)
+            was, expected = ex.current.task.status.state, ex.current.version
+            known = self._sizes.get(ex.task_id)
+            base = known[1] if known is not None and known[0] == expected else None
+            # An appended chunk changes ex.current in place; a lost race
+            # replaces ex.current anyway.
+            steps = self._applied(ex.current.task, base, events, own=True)
+            configs = ex.push_configs or ()
+            outbox = [
+                entry
+                for i, (_task, out, _size) in enumerate(steps)
+                for entry in self.writer.outbox(ex.task_id, configs, expected + 1 + i, out)
+            ]
+            head = events[0]
+            chunk = None
+            if len(steps) == 1 and isinstance(head, pb.TaskArtifactUpdateEvent) and head.append:
+                chunk = head.artifact
+            task, out, _size = steps[0]
+            then = [s[:2] for s in steps[1:]]
             try:
-                version = await self._write(ex, task, ex.current.version, outbox, out, was, append=chunk)
+                version = await self._write(ex, task, expected, outbox, out, was, append=chunk, then=then)
             except VersionConflictError:
                 ex.current = await self._reread(ex)
                 continue
-            ex.current = StoredTask(task, version)
-            if size and chunk is not None:
+            final, _out, size = steps[-1]
+            ex.current = StoredTask(final, version)
+            last = events[len(steps) - 1]
+            if size and isinstance(last, pb.TaskArtifactUpdateEvent) and last.append:
                 self._sizes[ex.task_id] = (version, size)
-            state = task.status.state
-            self.bus.publish(ex.task_id, version, out, last=is_terminal(state))
-            if is_final(state):
-                _settle(ex)
-            return
+            self._publish(ex, version, steps)
+            return len(steps)
         raise A2AError(ErrorCode.INTERNAL, f"task {ex.task_id} kept changing under the execution")
 
     async def _create_task(self, task: pb.Task, ex: Execution) -> int:
@@ -454,15 +580,17 @@ class Driver:
         was: int,
         *,
         append: pb.Artifact | None = None,
+        then: Sequence[tuple[pb.Task, pb.StreamResponse]] = (),
     ) -> int:
         """One task write of the execution, fenced by its lease (if any);
         ``event`` is the stream event of the change (None: the task snapshot),
-        ``was`` the state the task had, ``append`` the chunk it only appended.
+        ``was`` the state the task had, ``append`` the chunk it only appended,
+        ``then`` the events applied on top in the same write.
         A lost lease ends the execution here (_Settled): another replica took
         the task over, so this one must not write again."""
         try:
             return await self.writer.write(
-                task, ex.owner, expected, outbox, ex.fence, event, was=was, append=append
+                task, ex.owner, expected, outbox, ex.fence, event, was=was, append=append, then=then
             )
         except LeaseLostError:
             await self._lease_lost(ex)
@@ -484,20 +612,17 @@ class Driver:
         ex.current = fresh
         self.bus.publish(ex.task_id, fresh.version, status_event(fresh.task), last=True)
 
-    def _check_size(self, ex: Execution, event: object) -> int:
-        """The task's serialized size after an artifact update ``event`` (0
-        for other events, or without a limit); raises RESOURCE_EXHAUSTED when
-        it would exceed ``max_task_bytes`` (the task then ends FAILED saying
-        so). The size at ``ex.current``'s version is remembered, so a run of
-        appended chunks costs their own sizes (``ByteSize`` serializes)."""
+    def _check_size(self, task: pb.Task, base: int | None, event: object) -> int:
+        """The size of ``task`` serialized after an artifact update ``event``
+        (0 for other events, or without a limit); raises RESOURCE_EXHAUSTED
+        when it would exceed ``max_task_bytes`` (the task then ends FAILED
+        saying so). ``base`` is ``task``'s own size when known (the size
+        remembered after a run of appended chunks: they cost their own sizes,
+        ``ByteSize`` serializes)."""
         limit = self.writer.max_task_bytes
         if not limit or not isinstance(event, pb.TaskArtifactUpdateEvent):
             return 0
-        assert ex.current is not None
-        task = ex.current.task
-        known = self._sizes.get(ex.task_id)
-        base = known[1] if known is not None and known[0] == ex.current.version else task.ByteSize()
-        size = base + event.artifact.ByteSize() + 16  # the repeated-field tag and length
+        size = (task.ByteSize() if base is None else base) + event.artifact.ByteSize() + 16  # tag and length
         if size > limit:
             raise A2AError(
                 ErrorCode.RESOURCE_EXHAUSTED,
@@ -519,6 +644,94 @@ class Driver:
                 self.bus.publish(ex.task_id, fresh.version, status_event(fresh.task), last=True)
             raise _Settled
         return fresh
+
+
+class _Pull:
+    """The agent's events, as ``async for`` takes them (:meth:`next`), plus
+    :meth:`ready`: the next event only if the agent yields it without
+    waiting. That runs the agent up to its next ``yield`` or its first real
+    wait; in the second case :meth:`next` continues that step later, as an
+    ``await`` would have (a cancel then reaches the agent inside that wait).
+    The agent's end or failure met by ``ready`` is raised by ``next``."""
+
+    __slots__ = ("_agen", "_error", "_step", "_waits_on")
+
+    def __init__(self, agen: AsyncIterator[object]) -> None:
+        self._agen = agen
+        self._step: Generator[Any, Any, Any] | None = None
+        self._waits_on: Any = None
+        self._error: BaseException | None = None
+
+    @property
+    def waiting(self) -> bool:
+        """The agent is inside a wait that :meth:`ready` began."""
+        return self._step is not None
+
+    def ready(self) -> tuple[bool, object]:
+        """(True, the next event) when the agent yields it at once; else
+        (False, None) and :meth:`next` gives what comes."""
+        step = self._agen.__anext__().__await__()
+        try:
+            waits_on = step.send(None)
+        except StopIteration as done:
+            return True, done.value
+        except (Exception, asyncio.CancelledError) as exc:  # the end, or the agent failed: next raises it
+            self._error = exc
+            return False, None
+        self._step, self._waits_on = step, waits_on
+        return False, None
+
+    async def next(self) -> object:
+        """The next event; raises StopAsyncIteration at the agent's end and
+        whatever the agent raised."""
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        if self._step is None:
+            return await anext(self._agen)
+        step, waits_on = self._step, self._waits_on
+        self._step = self._waits_on = None
+        return await _resume(step, waits_on)
+
+    async def aclose(self) -> None:
+        """Closes the agent's generator (inside a wait: at that wait)."""
+        if self._step is not None:
+            step, self._step = self._step, None
+            with contextlib.suppress(Exception, GeneratorExit, asyncio.CancelledError):
+                step.throw(GeneratorExit)
+        aclose = getattr(self._agen, "aclose", None)
+        if aclose is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await aclose()
+
+
+@types.coroutine
+def _resume(step: Generator[Any, Any, Any], waits_on: Any) -> Generator[Any, Any, Any]:
+    """Continues an agent step that :meth:`_Pull.ready` began, exactly as
+    ``await`` would have: what it waits on goes to the event loop, what the
+    loop sends or throws (a cancel) goes back into it."""
+    while True:
+        try:
+            sent = yield waits_on
+        except BaseException as exc:
+            try:
+                waits_on = step.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                waits_on = step.send(sent)
+            except StopIteration as done:
+                return done.value
+
+
+def _takes_events(update: Callable[..., Any]) -> bool:
+    """Whether a store's ``update`` takes ``events`` (the current protocol)."""
+    try:
+        params = inspect.signature(update).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "events" or p.kind is p.VAR_KEYWORD for p in params)
 
 
 def _id_taken(task_id: str) -> A2AError:

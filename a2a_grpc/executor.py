@@ -20,6 +20,14 @@ Rules for the events one execution yields (spec §3.1, §9; design.md):
 * Raising :class:`~a2a_grpc.errors.A2AError` before the first event fails the
   request with that error and stores nothing (e.g. CONTENT_TYPE_NOT_SUPPORTED).
   Any exception after it makes the task FAILED.
+
+Each event is stored (and streamed) before the code after its ``yield`` runs,
+with one exception: after an artifact update the framework takes the events
+the agent yields next without waiting, to store them all in one write (an
+artifact then the terminal status is one write). So the code between an
+artifact's ``yield`` and the next ``yield`` or ``await`` runs before that
+artifact is stored; a cancel that comes during the write reaches the agent at
+the ``await`` it then waits in.
 """
 
 from __future__ import annotations

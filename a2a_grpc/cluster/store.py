@@ -251,12 +251,12 @@ class ClusterStore(SqlTaskStore):
         *,
         outbox: SequenceOf[OutboxEntry] = (),
         fence: Fence | None = None,
-        event: pb.StreamResponse | None = None,
+        events: SequenceOf[pb.StreamResponse] = (),
         append: pb.Artifact | None = None,
     ) -> int:
         """As the SQL store's; then ``on_commit``."""
         version = await super().update(
-            task, owner, expected_version, outbox=outbox, fence=fence, event=event, append=append
+            task, owner, expected_version, outbox=outbox, fence=fence, events=events, append=append
         )
         if self.on_commit is not None:
             self.on_commit(task.id, version)

@@ -194,21 +194,24 @@ class TaskStore(Protocol):
         *,
         outbox: Sequence[OutboxEntry] = (),
         fence: Fence | None = None,
-        event: pb.StreamResponse | None = None,
+        events: Sequence[pb.StreamResponse] = (),
         append: pb.Artifact | None = None,
     ) -> int:
         """Replaces the task if its stored version is ``expected_version``;
-        returns the new version (``expected_version + 1``). The ``outbox``
-        entries are written in the same transaction, and so is ``event`` (the
-        stream event this update produced) in a store that keeps a task-event
-        log (the cluster store; others ignore it).
+        returns the new version: ``expected_version + len(events)`` (+ 1 for
+        an update given no events). ``events`` are the stream events that
+        made ``task`` from the stored one, in order — several when the agent
+        yielded them together (issue 17: one write, not one per event). The
+        ``outbox`` entries are written in the same transaction, and so are
+        the events, as versions ``expected_version + 1``, ..., in a store that
+        keeps a task-event log (the cluster store; others ignore them).
 
         ``append``: this update only appends that chunk to the artifact of its
         id (an artifact update with ``append=true``; ``task`` is the result,
         status unchanged). A store may then write just the chunk and fold it
         back in on read (``taskupdate.extend_artifact``), so that streaming an
         artifact costs its size, not its size squared (issue 10); storing
-        ``task`` whole is also correct.
+        ``task`` whole is also correct. It comes with at most one event.
 
         Raises VersionConflictError otherwise (nothing is written), and its
         subclass LeaseLostError when a ``fence`` is given (cluster-capable

@@ -220,13 +220,14 @@ class InMemoryTaskStore:
         *,
         outbox: Sequence[OutboxEntry] = (),
         fence: Fence | None = None,
-        event: pb.StreamResponse | None = None,
+        events: Sequence[pb.StreamResponse] = (),
         append: pb.Artifact | None = None,
     ) -> int:
         """Replaces the task when its version is ``expected_version`` and
-        queues ``outbox``; returns the new version (``event`` is not kept:
-        this store has no event log). An ``append`` chunk is kept apart (the
-        task is not serialized again) and folded in on read.
+        queues ``outbox``; returns the new version, one on per event of
+        ``events`` (which are not kept: this store has no event log). An
+        ``append`` chunk is kept apart (the task is not serialized again) and
+        folded in on read.
 
         Raises VersionConflictError (writing nothing) when the version moved on
         or the task is missing or not ``owner``'s; ValueError for a ``fence``."""
@@ -235,12 +236,12 @@ class InMemoryTaskStore:
         row = self._tasks.get(task.id)
         if row is None or not _owned(row, owner) or row[_VERSION] != expected_version:
             raise VersionConflictError(task.id)
-        moved = _appended(row, task, append) if append is not None else None
+        moved = _appended(row, task, append) if append is not None and len(events) < 2 else None
         if moved is not None:
             row = self._tasks[task.id] = moved
         else:
             was = row
-            row = self._tasks[task.id] = _row(task, owner, expected_version + 1)
+            row = self._tasks[task.id] = _row(task, owner, expected_version + max(1, len(events)))
             if (was[_KEY], was[_CONTEXT], was[_STATE]) != (row[_KEY], row[_CONTEXT], row[_STATE]):
                 self._index_remove(was)  # the keys moved (an artifact update keeps them)
                 self._index_add(row)

@@ -164,7 +164,7 @@ async def test_event_log_and_retention() -> None:
         await store.create(make_task("done"), owner)
         event = pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(task_id="done"))
         event.status_update.status.state = pb.TASK_STATE_COMPLETED
-        await store.update(make_task("done", state=pb.TASK_STATE_COMPLETED), owner, 1, event=event)
+        await store.update(make_task("done", state=pb.TASK_STATE_COMPLETED), owner, 1, events=(event,))
         await store.create(make_task("active"), owner)
         logged = await store.events_after("done", 0)
         assert [(v, e.WhichOneof("payload"), final) for v, e, final in logged] == [

@@ -307,21 +307,24 @@ class SqlTasks(SqlDatabase):
         *,
         outbox: Sequence[OutboxEntry] = (),
         fence: Fence | None = None,
-        event: pb.StreamResponse | None = None,
+        events: Sequence[pb.StreamResponse] = (),
         append: pb.Artifact | None = None,
     ) -> int:
         """``UPDATE ... WHERE id AND version = expected_version``, the count
         changes (when the state or contextId moved) and the ``outbox``
-        inserts, in one transaction; returns the new version. An ``append``
+        inserts, in one transaction; returns the new version: one on per
+        event of ``events`` (the stream events the update carries). An ``append``
         chunk is inserted on its own (the task row only moves its version);
         any other update writes the whole task and drops its chunks.
-        ``event`` goes to the task-event log of a store that keeps one
-        (:attr:`event_log`).
+        ``events`` go to the task-event log of a store that keeps one
+        (:attr:`event_log`), as versions ``expected_version + 1``, ....
 
         Raises VersionConflictError (nothing written) when no row matched:
         the version moved on, or the task is missing or not ``owner``'s; with
         a ``fence``, LeaseLostError when its lease no longer holds."""
-        version = expected_version + 1
+        if len(events) > 1:
+            append = None  # several events: the task is written whole
+        version = expected_version + max(1, len(events))
         where = {
             "b_id": task.id,
             "b_tenant": owner.tenant,
@@ -331,7 +334,7 @@ class SqlTasks(SqlDatabase):
         known = self._memory.known(task.id, expected_version, owner.tenant, owner.user)
         data = b"" if append is not None else task.SerializeToString()
         chunks = await self._run_write(
-            self._update_tx, task, owner, where, version, data, known, outbox, append, fence, event
+            self._update_tx, task, owner, where, version, data, known, outbox, append, fence, events
         )
         if not data and is_terminal(task.status.state):  # an append refused as such: cache it whole
             data = task.SerializeToString()
@@ -351,7 +354,7 @@ class SqlTasks(SqlDatabase):
         outbox: Sequence[OutboxEntry],
         append: pb.Artifact | None,
         fence: Fence | None = None,
-        event: pb.StreamResponse | None = None,
+        events: Sequence[pb.StreamResponse] = (),
     ) -> int:
         """The body of ``update``; ``known`` is the stored (state, contextId,
         chunks) at the expected version when remembered, else it is read
@@ -385,7 +388,9 @@ class SqlTasks(SqlDatabase):
         if outbox:
             conn.execute(self._st.insert_outbox, pending_rows(outbox, time.time()))
         if self.event_log:
-            self.log_event(conn, task.id, version, event or pb.StreamResponse(task=task))
+            first = version - len(events) + 1 if events else version
+            for logged, event in enumerate(events or (pb.StreamResponse(task=task),), first):
+                self.log_event(conn, task.id, logged, event)
         return chunks
 
     #: Whether this store keeps a task-event log (see :meth:`log_event`).
