@@ -135,31 +135,44 @@ def create_app(
     )
     _add_card_and_metrics(app, cards, metrics)
 
-    v03 = JsonRpcDialect(servicer, keepalive=keepalive_seconds, stopping=stopping)
-    legacy = V01JsonRpc(servicer, v03, keepalive=keepalive_seconds, stopping=stopping)
-    jsonrpc = JsonRpcBinding(
-        servicer, service, keepalive=keepalive_seconds, stopping=stopping, dialect=legacy
-    )
-    app.router.add_post(jsonrpc_path, jsonrpc.handle)
-
-    rest = RestBinding(
-        servicer,
-        table,
-        prefix=prefix,
-        keepalive=keepalive_seconds,
-        stopping=stopping,
-        jsonrpc_path=jsonrpc_path,
-    )
-    tutorial = TutorialRoutes(
-        servicer, None if prefix else rest.handle, keepalive=keepalive_seconds, stopping=stopping
-    )
-    tutorial.add_to(app)  # ahead of the catch-all: GET /tasks/{id} is shared (compat.tutorial)
-    v03rest = V03RestBinding(servicer, rest, prefix=prefix, keepalive=keepalive_seconds, stopping=stopping)
-    app.router.add_route("*", prefix + "/v1/{tail:[\\s\\S]*}", v03rest.handle)  # v0.3, else tenant "v1"
-    app.router.add_route("*", prefix + "/{tail:[\\s\\S]*}", rest.handle)  # not ".": /tasks/a%0Ab
+    _add_bindings(app, servicer, service, jsonrpc_path, prefix, keepalive_seconds, stopping)
 
     async def _on_shutdown(_: web.Application) -> None:
         stopping.set()
 
     app.on_shutdown.append(_on_shutdown)
     return app
+
+
+def _add_bindings(
+    app: web.Application,
+    servicer: Any,
+    service: Any,
+    jsonrpc_path: str,
+    prefix: str,
+    keepalive: float,
+    stopping: asyncio.Event,
+) -> None:
+    """JSON-RPC (v1.0, then the v0.1 and v0.3 methods) at ``jsonrpc_path``;
+    the tutorial's routes, the v0.3 HTTP+JSON routes under ``/v1/`` and the
+    v1.0 HTTP+JSON catch-all, in that order, under ``prefix``."""
+    v03 = JsonRpcDialect(servicer, keepalive=keepalive, stopping=stopping)
+    legacy = V01JsonRpc(servicer, v03, keepalive=keepalive, stopping=stopping)
+    jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive, stopping=stopping, dialect=legacy)
+    app.router.add_post(jsonrpc_path, jsonrpc.handle)
+
+    rest = RestBinding(
+        servicer,
+        app[ROUTES_KEY],
+        prefix=prefix,
+        keepalive=keepalive,
+        stopping=stopping,
+        jsonrpc_path=jsonrpc_path,
+    )
+    tutorial = TutorialRoutes(
+        servicer, None if prefix else rest.handle, keepalive=keepalive, stopping=stopping
+    )
+    tutorial.add_to(app)  # ahead of the catch-all: GET /tasks/{id} is shared (compat.tutorial)
+    v03rest = V03RestBinding(servicer, rest, prefix=prefix, keepalive=keepalive, stopping=stopping)
+    app.router.add_route("*", prefix + "/v1/{tail:[\\s\\S]*}", v03rest.handle)  # v0.3, else tenant "v1"
+    app.router.add_route("*", prefix + "/{tail:[\\s\\S]*}", rest.handle)  # not ".": /tasks/a%0Ab
