@@ -37,13 +37,12 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, NoReturn
 
 from google.protobuf import empty_pb2
-from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
-from google.rpc import status_pb2
 
 from a2a_grpc.compat.v03proto import RPCS, Rpc, down, error_message, up
 from a2a_grpc.context import EXTENSIONS_KEY, VERSION_KEY
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.gateway.context import split_details
 from a2a_grpc.gen.a2a.v1 import a2a_pb2 as v03pb
 from a2a_grpc.gen.a2a.v1 import a2a_pb2_grpc as v03pb_grpc
 from a2a_grpc.types import is_interrupted, is_terminal, pb
@@ -54,7 +53,6 @@ __all__ = ["LEGACY_EXTENSIONS_KEY", "SERVICE", "V03Servicer", "V1View", "abort_v
 SERVICE = v03pb.DESCRIPTOR.services_by_name["A2AService"]
 #: The v0.3 extensions header (legacy digest §6.1), read as ``a2a-extensions`` and echoed beside it.
 LEGACY_EXTENSIONS_KEY = "x-a2a-extensions"
-_DETAILS_KEY = "grpc-status-details-bin"
 _NO_EXTENDED_CARD = (ErrorCode.UNSUPPORTED_OPERATION, ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED)
 
 
@@ -70,16 +68,7 @@ class _Refused(Exception):
 def _error_of(code: Any, details: str, trailing: Any) -> tuple[A2AError, list[tuple[str, Any]]]:
     """The A2AError of a v1.0 abort (its ``grpc-status-details-bin`` status,
     else the row of ``code``) and the rest of the trailing metadata."""
-    status: status_pb2.Status | None = None
-    rest: list[tuple[str, Any]] = []
-    for key, value in trailing or ():
-        if key == _DETAILS_KEY and isinstance(value, bytes):
-            try:
-                status = status_pb2.Status.FromString(value)
-            except DecodeError:
-                status = None
-        else:
-            rest.append((key, value))
+    status, rest = split_details(trailing)
     if status is not None:
         return A2AError.from_status(status), rest
     return A2AError(ErrorCode.from_grpc_code(code), details or None), rest

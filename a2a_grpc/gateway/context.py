@@ -26,9 +26,29 @@ from a2a_grpc.context import VERSION_KEY
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.gateway.errors import GatewayAbort
 
-__all__ = ["GatewayAbort", "GatewayContext"]
+__all__ = ["GatewayAbort", "GatewayContext", "split_details"]
 
 _DETAILS_KEY = "grpc-status-details-bin"
+
+
+def split_details(
+    trailing: Iterable[tuple[str, str | bytes]] | None,
+) -> tuple[status_pb2.Status | None, list[tuple[str, str | bytes]]]:
+    """(the ``google.rpc.Status`` of an abort's ``grpc-status-details-bin``
+    trailer, None when absent or undecodable; the other trailers, in order)."""
+    status: status_pb2.Status | None = None
+    rest: list[tuple[str, str | bytes]] = []
+    for key, value in trailing or ():
+        if key.lower() == _DETAILS_KEY and isinstance(value, bytes):
+            try:
+                status = status_pb2.Status.FromString(value)
+            except DecodeError:
+                status = None
+        else:
+            rest.append((key, value))
+    return status, rest
+
+
 _VERSION_QUERY = "a2a-version"
 _CHALLENGE_KEY = "www-authenticate"
 
@@ -122,16 +142,7 @@ class GatewayContext:
     def _status(
         self, code: Any, details: str, trailing: Iterable[tuple[str, str | bytes]]
     ) -> status_pb2.Status:
-        rest: list[tuple[str, str | bytes]] = []
-        status: status_pb2.Status | None = None
-        for key, value in trailing:
-            if key.lower() == _DETAILS_KEY and isinstance(value, bytes):
-                try:
-                    status = status_pb2.Status.FromString(value)
-                except DecodeError:
-                    status = None
-            else:
-                rest.append((key, value))
+        status, rest = split_details(trailing)
         self.trailing_metadata.extend(rest)
         number = _code_number(code)
         if status is not None and (status.code == number or not number):
