@@ -136,17 +136,7 @@ class JsonRpcDialect:
         handler = getattr(self.servicer, method.rpc)
         if method.result == "StreamResponse":
             events = _legacy_events(self.servicer, handler(message, ctx), ctx, message, method)
-            return await stream(
-                request,
-                events,
-                encode_event=envelope.event,
-                encode_error=lambda st: protojson.dumps(envelope.error_json(A2AError.from_status(st))),
-                error_response=lambda st: envelope.error(A2AError.from_status(st), ctx.response_headers()),
-                headers=ctx.response_headers,
-                keepalive=self.keepalive,
-                on_disconnect=ctx.mark_cancelled,
-                stopping=self.stopping,
-            )
+            return await envelope.sse(request, events, ctx, keepalive=self.keepalive, stopping=self.stopping)
         try:
             if method.rpc == "GetTaskPushNotificationConfig" and not message.id:
                 result = await _only_config(self.servicer, message, ctx)
@@ -203,6 +193,30 @@ class _Envelope:
 
     def event(self, event: Json) -> str:
         return protojson.dumps({"jsonrpc": "2.0", "id": self.request_id, "result": event})
+
+    async def sse(
+        self,
+        request: web.Request,
+        events: AsyncIterator[Json],
+        ctx: GatewayContext,
+        *,
+        keepalive: float,
+        stopping: asyncio.Event | None,
+    ) -> web.StreamResponse:
+        """The SSE answer of a legacy stream: each event one JSON-RPC response
+        of this envelope, an error before the first event an error response,
+        one after it a final error event."""
+        return await stream(
+            request,
+            events,
+            encode_event=self.event,
+            encode_error=lambda st: protojson.dumps(self.error_json(A2AError.from_status(st))),
+            error_response=lambda st: self.error(A2AError.from_status(st), ctx.response_headers()),
+            headers=ctx.response_headers,
+            keepalive=keepalive,
+            on_disconnect=ctx.mark_cancelled,
+            stopping=stopping,
+        )
 
 
 async def _legacy_events(

@@ -36,7 +36,6 @@ from a2a_grpc.compat.jsonrpc import _Envelope as V03Envelope
 from a2a_grpc.compat.v03 import Method
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.gateway.errors import GatewayAbort, jsonrpc_error, status_of
-from a2a_grpc.gateway.sse import stream
 from a2a_grpc.types import pb
 
 __all__ = ["V01Calls", "V01Context", "V01JsonRpc"]
@@ -261,17 +260,7 @@ class V01JsonRpc:
     async def _sse(
         self, request: web.Request, envelope: _Envelope, events: AsyncIterator[Json], ctx: V01Context
     ) -> web.StreamResponse:
-        return await stream(
-            request,
-            events,
-            encode_event=envelope.event,
-            encode_error=lambda st: protojson.dumps(envelope.error_json(A2AError.from_status(st))),
-            error_response=lambda st: envelope.error(A2AError.from_status(st), ctx.response_headers()),
-            headers=ctx.response_headers,
-            keepalive=self.keepalive,
-            on_disconnect=ctx.mark_cancelled,
-            stopping=self.stopping,
-        )
+        return await envelope.sse(request, events, ctx, keepalive=self.keepalive, stopping=self.stopping)
 
 
 async def _events(events: AsyncIterator[Any], req: pb.SendMessageRequest) -> AsyncIterator[Json]:
