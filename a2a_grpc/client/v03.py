@@ -60,6 +60,7 @@ __all__ = [
     "legacy_options",
     "lenient_timestamp",
     "method_of",
+    "not_an_answer",
     "params_down",
     "refuse_unknown_state",
     "trim_history",
@@ -133,6 +134,14 @@ def card_up(raw: Mapping[str, Any], *, source: str = "agent card") -> Json:
 
 
 # ------------------------------------------------------------------- answers
+def not_an_answer(err: A2AError, what: str) -> A2AError:
+    """The INVALID_AGENT_RESPONSE of a v0.3 answer ``what`` that the tables
+    refused with ``err`` (``err`` itself when it is one already)."""
+    if err.code is ErrorCode.INVALID_AGENT_RESPONSE:
+        return err
+    return A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{what}: not a valid A2A 0.3 answer: {err.message}")
+
+
 def up_answer(type_name: str, value: Any, what: str) -> Json:
     """The v1.0 ProtoJSON dict of a v0.3 answer (``type_name`` names the v1.0
     message, as in the table). A v0.3 answer that does not fit the table
@@ -144,9 +153,7 @@ def up_answer(type_name: str, value: Any, what: str) -> Json:
     try:
         out = DIALECT.up(type_name, value, "result")
     except A2AError as err:
-        raise A2AError(
-            ErrorCode.INVALID_AGENT_RESPONSE, f"{what}: not a valid A2A 0.3 answer: {err.message}"
-        ) from None
+        raise not_an_answer(err, what) from None
     for holder in (out, out.get("task"), out.get("statusUpdate")):
         if isinstance(holder, dict) and isinstance(holder.get("status"), dict):
             _fix_timestamp(holder["status"])

@@ -27,7 +27,7 @@ from google.protobuf import message as _message
 
 from a2a_grpc.client.base import CallOptions
 from a2a_grpc.client.grpc import GrpcTransport
-from a2a_grpc.client.v03 import check_states, legacy_options, trim_history, with_configuration
+from a2a_grpc.client.v03 import check_states, legacy_options, not_an_answer, trim_history, with_configuration
 from a2a_grpc.compat import v03proto
 from a2a_grpc.compat.v03proto import RPCS, Rpc
 from a2a_grpc.errors import A2AError, ErrorCode
@@ -66,11 +66,7 @@ def _answer(rpc: Rpc, m: _descriptor.MethodDescriptor, answer: Any) -> Any:
     try:
         return check_states(v03proto.up(rpc.response, answer), rpc.name)
     except A2AError as err:
-        if err.code is ErrorCode.INVALID_AGENT_RESPONSE:
-            raise
-        raise A2AError(
-            ErrorCode.INVALID_AGENT_RESPONSE, f"{m.name}: not a valid A2A 0.3 answer: {err.message}"
-        ) from None
+        raise not_an_answer(err, m.name) from None
 
 
 class V03GrpcTransport(GrpcTransport):

@@ -35,7 +35,14 @@ from a2a_grpc import httprule, protojson
 from a2a_grpc.client.base import CallOptions, response_class
 from a2a_grpc.client.errors import from_http_error, from_jsonrpc_error
 from a2a_grpc.client.http import SSE_TYPE, HttpTransport, decode_json, parse_message
-from a2a_grpc.client.v03 import card_up, check_states, legacy_options, trim_history, with_configuration
+from a2a_grpc.client.v03 import (
+    card_up,
+    check_states,
+    legacy_options,
+    not_an_answer,
+    trim_history,
+    with_configuration,
+)
 from a2a_grpc.client.v03grpc import rpc_of
 from a2a_grpc.compat import v03proto
 from a2a_grpc.compat.v03proto import Rpc
@@ -96,11 +103,7 @@ def _up(rpc: Rpc, m: _descriptor.MethodDescriptor, decoded: Any) -> Any:
         else:
             value = v03proto.DIALECT.up(rpc.response, decoded, "answer")
     except A2AError as err:
-        if err.code is ErrorCode.INVALID_AGENT_RESPONSE:
-            raise
-        raise A2AError(
-            ErrorCode.INVALID_AGENT_RESPONSE, f"{m.name}: not a valid A2A 0.3 answer: {err.message}"
-        ) from None
+        raise not_an_answer(err, m.name) from None
     return check_states(parse_message(value, cls, what=m.name), rpc.name)
 
 
