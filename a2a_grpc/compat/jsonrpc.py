@@ -44,7 +44,7 @@ from a2a_grpc.gateway.errors import GatewayAbort, jsonrpc_error, status_of
 from a2a_grpc.gateway.sse import stream
 from a2a_grpc.types import pb
 
-__all__ = ["LEGACY_EXTENSIONS_HEADER", "JsonRpcDialect", "V03Context"]
+__all__ = ["LEGACY_EXTENSIONS_HEADER", "Envelope", "JsonRpcDialect", "V03Context", "respond", "version_error"]
 
 #: The v0.3 extensions header (legacy digest §6.1); echoed back as well.
 LEGACY_EXTENSIONS_HEADER = "x-a2a-extensions"
@@ -75,7 +75,8 @@ class V03Context(GatewayContext):
         return headers
 
 
-def _respond(payload: Json, headers: dict[str, str] | None = None, status: int = 200) -> web.Response:
+def respond(payload: Json, headers: dict[str, str] | None = None, status: int = 200) -> web.Response:
+    """``payload`` as a JSON response (UTF-8) with ``headers`` and HTTP ``status``."""
     return web.Response(
         text=protojson.dumps(payload),
         status=status,
@@ -85,7 +86,10 @@ def _respond(payload: Json, headers: dict[str, str] | None = None, status: int =
     )
 
 
-def _version_error(method: Method, version: str) -> A2AError | None:
+def version_error(method: Method, version: str) -> A2AError | None:
+    """None when a legacy ``method`` may be served to a caller that sent
+    ``A2A-Version: version`` (none, or 0.3: spec §3.6.2); else METHOD_NOT_FOUND
+    naming the v1.0 method for 1.0, VERSION_NOT_SUPPORTED for any other."""
     major_minor = ".".join(version.strip().split(".")[:2])
     if major_minor in ("", "0.3"):
         return None
@@ -123,11 +127,11 @@ class JsonRpcDialect:
     ) -> web.StreamResponse:
         """Answers one v0.3 call (``params`` as sent; None when absent) in the
         v0.3 form; see the module docstring for the shapes and errors."""
-        envelope = _Envelope(request_id)
+        envelope = Envelope(request_id)
         version = request.headers.get("A2A-Version") or request.query.get("A2A-Version", "")
-        refused = _version_error(method, version)
+        refused = version_error(method, version)
         if refused is not None:  # answered to a v1.0 (or unknown-version) caller: the v1.0 error form
-            return _respond({"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(refused.to_status())})
+            return respond({"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(refused.to_status())})
         try:
             message = self._request(method, params)
         except A2AError as err:
@@ -173,12 +177,15 @@ def _result(method: Method, result: Any, url: str) -> Any:
     return DIALECT.down(method.result, value)
 
 
-class _Envelope:
+class Envelope:
+    """The legacy JSON-RPC answers of the call ``request_id``: results,
+    v0.3-form errors (HTTP 401 for UNAUTHENTICATED), stream events."""
+
     def __init__(self, request_id: Any) -> None:
         self.request_id = request_id
 
     def result(self, result: Any, headers: dict[str, str]) -> web.Response:
-        return _respond({"jsonrpc": "2.0", "id": self.request_id, "result": result}, headers)
+        return respond({"jsonrpc": "2.0", "id": self.request_id, "result": result}, headers)
 
     def error_json(self, err: A2AError) -> Json:
         return {"jsonrpc": "2.0", "id": self.request_id, "error": v03.error_object(err)}
@@ -189,7 +196,7 @@ class _Envelope:
         if err.code is ErrorCode.UNAUTHENTICATED:
             status = 401
             headers.setdefault("WWW-Authenticate", "Bearer")
-        return _respond(self.error_json(err), headers, status)
+        return respond(self.error_json(err), headers, status)
 
     def event(self, event: Json) -> str:
         return protojson.dumps({"jsonrpc": "2.0", "id": self.request_id, "result": event})

@@ -31,8 +31,8 @@ from aiohttp import web
 
 from a2a_grpc import protojson
 from a2a_grpc.compat import v01
-from a2a_grpc.compat.jsonrpc import JsonRpcDialect, V03Context, _respond, _version_error
-from a2a_grpc.compat.jsonrpc import _Envelope as V03Envelope
+from a2a_grpc.compat.jsonrpc import Envelope as V03Envelope
+from a2a_grpc.compat.jsonrpc import JsonRpcDialect, V03Context, respond, version_error
 from a2a_grpc.compat.v03 import Method
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.gateway.errors import GatewayAbort, jsonrpc_error, status_of
@@ -168,7 +168,7 @@ class V01JsonRpc:
     ) -> web.StreamResponse:
         """Answers one call; v0.3 methods are the fallback's."""
         if v01.METHODS.get(method.name) is not method:
-            shared = not _version_error(method, _version(request))
+            shared = not version_error(method, _version(request))
             answered = None
             if shared and method.name == "tasks/resubscribe":
                 answered = await self._resubscribe(request, _Envelope(request_id), params)
@@ -179,9 +179,9 @@ class V01JsonRpc:
             if answered is not None:
                 return answered
             return await self.fallback.serve(request, request_id, method, params)
-        refused = _version_error(method, _version(request))
+        refused = version_error(method, _version(request))
         if refused is not None:  # a v1.0 (or unknown-version) caller: the v1.0 error form
-            return _respond({"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(refused.to_status())})
+            return respond({"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(refused.to_status())})
         envelope = _Envelope(request_id)
         ctx = V01Context(request, "jsonrpc")
         try:
