@@ -38,8 +38,6 @@ from typing import Any
 from a2a_grpc.compat import v03
 from a2a_grpc.compat.mapping import Dialect, Hook, Rule
 from a2a_grpc.compat.v03 import Method
-from a2a_grpc.compat.v03 import _part_down as _v03_part_down
-from a2a_grpc.compat.v03 import _part_up as _v03_part_up
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 
 __all__ = [
@@ -95,7 +93,7 @@ def check_task_id(value: Any, path: str = "params.id") -> str:
 
 # ----------------------------------------------------------------- Part (hook)
 def _part_down(p: Json) -> Json:
-    out = _v03_part_down(p)
+    out = v03.part_down(p)
     return {"type": out.pop("kind", "text"), **out}
 
 
@@ -106,7 +104,7 @@ def _part_up(p: Json) -> Json:
         kind = next((k for k in ("text", "file", "data") if k in body), None)
     if kind not in ("text", "file", "data"):
         raise _bad("part.type", f"must be 'text', 'file' or 'data', not {kind!r}")
-    return _v03_part_up({**body, "kind": kind})
+    return v03.part_up({**body, "kind": kind})
 
 
 # ------------------------------------------------------------- Message (hook)

@@ -33,6 +33,8 @@ __all__ = [
     "final_of",
     "hybrid_card",
     "legacy_card",
+    "part_down",
+    "part_up",
     "v03_interfaces",
 ]
 
@@ -59,7 +61,9 @@ WRAPPED_KEY = "a2a-grpc/wrapped-data"
 
 
 # ----------------------------------------------------------------- Part (hook)
-def _part_down(p: Json) -> Json:
+def part_down(p: Json) -> Json:
+    """The v0.3 JSON Part (``kind`` text / file / data) of the v1.0 ProtoJSON
+    Part ``p``; a data value that is not an object is wrapped (C4)."""
     meta = p.get("metadata")
     out: Json = {}
     if "text" in p:
@@ -82,7 +86,9 @@ def _part_down(p: Json) -> Json:
     return out
 
 
-def _part_up(p: Json) -> Json:
+def part_up(p: Json) -> Json:
+    """The v1.0 ProtoJSON Part of the v0.3 JSON Part ``p``; INVALID_PARAMS
+    for an unknown ``kind`` or a file without bytes or uri."""
     kind = p.get("kind")
     out: Json = {}
     meta = p.get("metadata")
@@ -201,7 +207,7 @@ _PUSH_FIELDS = frozenset({"id", "url", "token", "authentication"})
 DIALECT = Dialect(
     "v0.3",
     {
-        "Part": Rule(hook=Hook(_part_down, _part_up)),
+        "Part": Rule(hook=Hook(part_down, part_up)),
         "Message": Rule(kind="message", types={"parts": "Part"}, enums={"role": ROLES}),
         "TaskStatus": Rule(types={"message": "Message"}, enums={"state": STATES}),
         "Artifact": Rule(types={"parts": "Part"}),
