@@ -128,6 +128,29 @@ def _cpu(a: Cell | None, b: Cell | None) -> float:
     return a.cpu_us_per_req / b.cpu_us_per_req
 
 
+def _reachable(vs_sdk: list[tuple[Cell, float]], by: dict[tuple[str, str, str, int], Cell]) -> Target:
+    """The ours/SDK target narrowed to the cells some server could meet: a server
+    costs at least the bare transport (the ceiling cell), so where the SDK's CPU is
+    under 10× the ceiling's no server is 10× cheaper than the SDK (e.g. GetTask)."""
+    reach, out = [], []
+    for ours, ratio in vs_sdk:
+        sdk = by.get((f"sdk-{ours.store}", ours.binding, ours.method, ours.concurrency))
+        ceiling = by.get((CEILING_FOR[ours.binding], ours.binding, ours.method, ours.concurrency))
+        bound = _cpu(sdk, ceiling)
+        (out if bound == bound and bound < 10 else reach).append((ours, ratio))
+    target = _ratio_target(
+        "ours/SDK ≥ 10× on the cells of that target that the bare transport leaves reachable"
+        " (SDK CPU ≥ 10× the ceiling's)",
+        reach,
+        lambda r: r >= 10,
+        min,
+    )
+    if out:
+        where = ", ".join(f"{c.store} {_where(c)}" for c, _ in out)
+        target = Target(target.name, target.met, f"{target.figure}; out of any server's reach: {where}")
+    return target
+
+
 def targets(cells: list[Cell], cluster: ClusterResult | None) -> list[Target]:
     """Issue 17's targets, read from this run's cells (CPU per request) and cluster section."""
     by = {(c.server, c.binding, c.method, c.concurrency): c for c in cells}
@@ -166,6 +189,7 @@ def targets(cells: list[Cell], cluster: ClusterResult | None) -> list[Target]:
             lambda r: r >= 10,
             min,
         ),
+        _reachable(vs_sdk, by),
         _ratio_target(
             "gRPC unary ≥ 0.7 of the bare grpc.aio ceiling (ceiling CPU / ours CPU, in-memory)",
             pairs("bare-grpc", "ours-memory", unary, "num"),
