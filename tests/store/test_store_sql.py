@@ -486,3 +486,19 @@ async def test_sqlite_database_of_the_older_layout_opens_with_every_task_and_cou
             assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-1"))).total_size == in_ctx1 + 1
         finally:
             await store.close()
+
+
+async def test_sqlite_open_creates_the_owner_ts_index_a_crashed_upgrade_dropped(tmp_path: Path) -> None:
+    store = SqlTaskStore(f"sqlite:///{tmp_path}/t.db", table_prefix="o_")
+    await store.open()
+    await store.create(make_task("t1", ts_ms=1000), ALICE)
+    async with store.engine.begin() as conn:
+        await conn.execute(text("DROP INDEX o_tasks_owner_ts"))
+    await store.close()
+    await store.open()
+    try:
+        plan = await _sqlite_plan(store, ALICE, ListQuery(after=(5000, "t9")))
+        assert "o_tasks_owner_ts" in plan and "TEMP B-TREE" not in plan, plan
+        assert [t.id for t in (await store.list_tasks(ALICE, ListQuery())).tasks] == ["t1"]
+    finally:
+        await store.close()

@@ -173,9 +173,14 @@ def create_schema(conn: Connection, schema: Schema) -> None:
     disagree: a database from before the counts existed, or tasks written
     behind the store's back (bulk imports). A SQLite database of an older
     layout is brought up to date first (:func:`_upgrade_sqlite`)."""
-    if conn.dialect.name == "sqlite":
+    sqlite = conn.dialect.name == "sqlite"
+    if sqlite:
         _upgrade_sqlite(conn, schema)
     schema.metadata.create_all(conn)
+    if sqlite:  # an existing table's index is not created by create_all
+        next(i for i in schema.tasks.indexes if i.name == f"{schema.tasks.name}_owner_ts").create(
+            conn, checkfirst=True
+        )
     _add_columns(conn, schema)
     k = schema.counts.c
     tasks_total = select(func.count()).select_from(schema.tasks).scalar_subquery()
@@ -195,12 +200,12 @@ _ADDED_COLUMNS = (
 
 
 def _upgrade_sqlite(conn: Connection, schema: Schema) -> None:
-    """Remakes what an older release laid out differently: the descending
-    ``tasks_owner_ts`` index (built again from the tasks) and a
-    ``task_counts`` table with rowids (dropped: ``create_all`` makes it
-    anew, and the count check that follows rebuilds its rows from the
-    tasks). Derived data only: no task, push config or outbox row is
-    touched, and a crash in between leaves what the next ``open()`` completes."""
+    """Drops what an older release laid out differently, for
+    :func:`create_schema` to make anew: the descending ``tasks_owner_ts``
+    index (built again from the tasks) and a ``task_counts`` table with
+    rowids (its rows rebuilt from the tasks by the count check). Derived
+    data only: no task, push config or outbox row is touched, and after a
+    crash in between the next ``open()`` creates what is missing."""
     owner_ts = f"{schema.tasks.name}_owner_ts"
     found: dict[str, str | None] = dict(
         conn.execute(
@@ -210,11 +215,10 @@ def _upgrade_sqlite(conn: Connection, schema: Schema) -> None:
     )
     quote = conn.dialect.identifier_preparer.quote
     if " DESC" in (found.get(owner_ts) or "").upper():
-        conn.execute(text(f"DROP INDEX {quote(owner_ts)}"))
-        next(i for i in schema.tasks.indexes if i.name == owner_ts).create(conn)
+        conn.execute(text(f"DROP INDEX IF EXISTS {quote(owner_ts)}"))
     counts_sql = found.get(schema.counts.name)
     if counts_sql is not None and "WITHOUT ROWID" not in counts_sql.upper():
-        conn.execute(text(f"DROP TABLE {quote(schema.counts.name)}"))
+        conn.execute(text(f"DROP TABLE IF EXISTS {quote(schema.counts.name)}"))
 
 
 def _add_columns(conn: Connection, schema: Schema) -> None:
