@@ -36,7 +36,7 @@ from a2a_grpc.mediatypes import check_input_modes
 from a2a_grpc.pushconfigs import PushConfigs
 from a2a_grpc.store.base import ListQuery, PushConfigStore, StoredTask, TaskStore, VersionConflictError
 from a2a_grpc.taskupdate import apply_event
-from a2a_grpc.types import is_final, is_terminal, new_id, pb
+from a2a_grpc.types import is_final, is_terminal, new_task_id, pb
 from a2a_grpc.validation import check_id
 
 __all__ = ["HandlerConfig", "HandlerStore", "PushSink", "RequestHandler"]
@@ -181,7 +181,7 @@ class RequestHandler:
             _check_continues(msg, existing.task)
             task_id, context_id = existing.task.id, existing.task.context_id
         else:  # a task id here is a client-chosen one (see _continued)
-            task_id, context_id = msg.task_id or new_id(), msg.context_id or new_id()
+            task_id, context_id = msg.task_id or new_task_id(), msg.context_id or new_task_id()
         ex = Execution(
             task_id, context_id, owner, _user_message(msg, task_id, context_id), existing, push_config
         )

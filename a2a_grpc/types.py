@@ -25,6 +25,7 @@ __all__ = [
     "is_required",
     "is_terminal",
     "new_id",
+    "new_task_id",
     "now_timestamp",
     "pb",
     "pb_grpc",
@@ -72,6 +73,22 @@ def new_id() -> str:
     message takes three or four ids)."""
     b = bytearray(os.urandom(16))
     b[6] = (b[6] & 0x0F) | 0x40  # version 4
+    b[8] = (b[8] & 0x3F) | 0x80  # the RFC variant
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def new_task_id() -> str:
+    """A fresh time-ordered (version 7, RFC 9562) UUID string for a task or
+    context the server mints: 48 bits of Unix milliseconds, then 74 random
+    bits. Ids stay opaque to clients (only their uniqueness counts), but
+    ids minted later sort after earlier ones, so a SQL store's inserts land
+    at the right end of the id and contextId B-trees instead of dirtying a
+    random page of each (issue 17: about half the SQLite writer's time per
+    task). Within one millisecond the order is random; across processes it
+    follows their clocks."""
+    b = bytearray((time.time_ns() // 1_000_000).to_bytes(6, "big") + os.urandom(10))
+    b[6] = (b[6] & 0x0F) | 0x70  # version 7
     b[8] = (b[8] & 0x3F) | 0x80  # the RFC variant
     h = b.hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

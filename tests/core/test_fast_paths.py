@@ -18,7 +18,7 @@ from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.store.memory import InMemoryTaskStore
-from a2a_grpc.types import new_id, now_timestamp, pb
+from a2a_grpc.types import new_id, new_task_id, now_timestamp, pb
 from tests.randmsg import fill
 
 
@@ -40,6 +40,23 @@ def test_new_id_is_a_random_version_4_uuid_in_its_canonical_form() -> None:
         parsed = uuid.UUID(value)
         assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
         assert str(parsed) == value
+
+
+def test_new_task_id_is_a_time_ordered_version_7_uuid_of_the_current_millisecond() -> None:
+    before = time.time_ns() // 1_000_000
+    ids = [new_task_id() for _ in range(2000)]
+    after = time.time_ns() // 1_000_000
+    assert len(set(ids)) == 2000
+    for value in ids:
+        parsed = uuid.UUID(value)
+        assert (parsed.version, parsed.variant) == (7, uuid.RFC_4122)
+        assert str(parsed) == value
+        assert before <= parsed.int >> 80 <= after
+    # Ids of later milliseconds sort after earlier ones (the SQL store's B-trees append).
+    stamps = [uuid.UUID(v).int >> 80 for v in sorted(ids)]
+    assert stamps == sorted(stamps)
+    time.sleep(0.002)
+    assert new_task_id() > max(ids)
 
 
 # ---------------------------------------------------------------- validation plans

@@ -407,3 +407,98 @@ def test_task_statements_are_the_same_sql_on_sqlite_and_postgresql(statement: st
     lite = getattr(SqlTaskStore("sqlite:///x.db")._st, statement).compile(dialect=sqlite.dialect())
     pg = getattr(SqlTaskStore("postgresql://u@h/db")._st, statement).compile(dialect=postgresql.dialect())
     assert normalized(str(pg)) == str(lite)
+
+
+#: The tasks and task_counts tables as the release before issue 17's layout
+#: change created them on SQLite (a descending owner_ts index, counts with rowids).
+_OLD_SQLITE_DDL = """
+CREATE TABLE o_tasks (
+    id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, owner_user VARCHAR NOT NULL, context_id VARCHAR NOT NULL,
+    state INTEGER NOT NULL, status_ts_ms BIGINT NOT NULL, version INTEGER NOT NULL, data BLOB NOT NULL,
+    chunks INTEGER DEFAULT '0' NOT NULL, PRIMARY KEY (id));
+CREATE INDEX o_tasks_owner_ts ON o_tasks (tenant, owner_user, status_ts_ms DESC, id DESC);
+CREATE INDEX o_tasks_owner_state ON o_tasks (tenant, owner_user, state, status_ts_ms, id);
+CREATE INDEX o_tasks_owner_context ON o_tasks (tenant, owner_user, context_id, status_ts_ms, id);
+CREATE TABLE o_task_counts (
+    tenant VARCHAR NOT NULL, owner_user VARCHAR NOT NULL, dim VARCHAR(16) NOT NULL, val VARCHAR NOT NULL,
+    n BIGINT NOT NULL, CONSTRAINT o_task_counts_key PRIMARY KEY (tenant, owner_user, dim, val));
+"""
+
+
+async def test_sqlite_database_of_the_older_layout_opens_with_every_task_and_count(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    raw = sqlite3.connect(path)
+    raw.executescript(_OLD_SQLITE_DDL)
+    tasks = [
+        make_task(
+            f"task-{i}", ts_ms=1000 + i * 10, context_id=f"ctx-{i % 3}", state=WORKING if i % 2 else COMPLETED
+        )
+        for i in range(30)
+    ]
+    for i, task in enumerate(tasks):
+        raw.execute(
+            "INSERT INTO o_tasks (id, tenant, owner_user, context_id, state, status_ts_ms, version, data)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                task.id,
+                ALICE.tenant,
+                ALICE.user,
+                task.context_id,
+                task.status.state,
+                1000 + i * 10,
+                1,
+                task.SerializeToString(),
+            ),
+        )
+    counts = {("all", ""): 30, ("state", str(WORKING)): 15, ("state", str(COMPLETED)): 15}
+    counts |= {("context", f"ctx-{k}"): 10 for k in range(3)}
+    raw.executemany(
+        "INSERT INTO o_task_counts VALUES (?, ?, ?, ?, ?)",
+        [(ALICE.tenant, ALICE.user, dim, val, n) for (dim, val), n in counts.items()],
+    )
+    raw.commit()
+    raw.close()
+
+    for reopen in range(2):  # the upgrade, then an open of the upgraded database
+        store = SqlTaskStore(f"sqlite:///{path}", table_prefix="o_")
+        await store.open()
+        try:
+            got = await store.get("task-7", ALICE)
+            assert got is not None and got.version == 1 and got.task == tasks[7]
+            page = await store.list_tasks(ALICE, ListQuery(page_size=50))
+            newest_first = sorted(
+                tasks, key=lambda t: (t.status.timestamp.ToMilliseconds(), t.id), reverse=True
+            )
+            assert page.tasks == newest_first and page.total_size == len(tasks)
+            in_ctx1 = sum(t.context_id == "ctx-1" for t in tasks)
+            assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-1"))).total_size == in_ctx1
+            assert (await store.list_tasks(ALICE, ListQuery(state=WORKING))).total_size == 15
+            plan = await _sqlite_plan(store, ALICE, ListQuery(after=(1100, "task-10")))
+            assert "o_tasks_owner_ts" in plan and "TEMP B-TREE" not in plan, plan
+            async with store.engine.connect() as conn:
+                ddl = dict((await conn.execute(text("SELECT name, sql FROM sqlite_master"))).all())
+            assert "DESC" not in ddl["o_tasks_owner_ts"] and "WITHOUT ROWID" in ddl["o_task_counts"]
+            # Writes go on, and move the rebuilt counts.
+            tasks.append(make_task(f"new-{reopen}", ts_ms=5000 + reopen, context_id="ctx-1"))
+            await store.create(tasks[-1], ALICE)
+            assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-1"))).total_size == in_ctx1 + 1
+        finally:
+            await store.close()
+
+
+async def test_sqlite_open_creates_the_owner_ts_index_a_crashed_upgrade_dropped(tmp_path: Path) -> None:
+    store = SqlTaskStore(f"sqlite:///{tmp_path}/t.db", table_prefix="o_")
+    await store.open()
+    await store.create(make_task("t1", ts_ms=1000), ALICE)
+    async with store.engine.begin() as conn:
+        await conn.execute(text("DROP INDEX o_tasks_owner_ts"))
+    await store.close()
+    await store.open()
+    try:
+        plan = await _sqlite_plan(store, ALICE, ListQuery(after=(5000, "t9")))
+        assert "o_tasks_owner_ts" in plan and "TEMP B-TREE" not in plan, plan
+        assert [t.id for t in (await store.list_tasks(ALICE, ListQuery())).tasks] == ["t1"]
+    finally:
+        await store.close()

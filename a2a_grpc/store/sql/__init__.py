@@ -9,7 +9,11 @@ update and the notifications it causes commit together or not at all.
 
 Tables (names start with ``table_prefix``, ``a2a_`` by default):
 
-- ``tasks``: id, tenant, owner_user, context_id, state, status_ts_ms, version, data
+- ``tasks``: id, tenant, owner_user, context_id, state, status_ts_ms, version, data.
+  Server-minted task and context ids are time-ordered (UUIDv7,
+  :func:`a2a_grpc.types.new_task_id`) and every index is ascending, so a new
+  task appends to each B-tree instead of dirtying a random page of it (issue
+  17; ``open()`` rebuilds the descending index an older SQLite database has)
 - ``push_configs``: seq (creation order), tenant, owner_user, task_id, id, data,
   dialect (what the config was registered in, NULL for A2A 1.0; added on open)
 - ``push_outbox``: seq, task_id, config_id, event_id, payload, attempts,
@@ -22,7 +26,9 @@ Tables (names start with ``table_prefix``, ``a2a_`` by default):
   PostgreSQL one owner's concurrent task writes therefore queue on that
   owner's count rows until each commits (rows are taken in key order: no
   deadlock); different owners never meet. ``open()`` rebuilds the counts when
-  they disagree with the tasks (tasks written without the store).
+  they disagree with the tasks (tasks written without the store). On SQLite
+  the table is ``WITHOUT ROWID`` (an older database's is dropped and rebuilt
+  from the tasks on open).
 
 Writes are group-committed (issue 17, :mod:`a2a_grpc.store.sql.batch`):
 every write is a synchronous *body* of SQLAlchemy Core statements, queued to

@@ -85,7 +85,10 @@ def _tasks(md: MetaData, prefix: str) -> Table:
         Column("chunks", Integer(), nullable=False, server_default="0"),
     )
     c = tasks.c
-    Index(f"{prefix}tasks_owner_ts", c.tenant, c.owner_user, c.status_ts_ms.desc(), c.id.desc())
+    # Ascending, though ListTasks reads it newest first (backwards): new tasks
+    # append at its right end, where SQLite's B-tree adds a page without
+    # rebalancing (a descending index took ~2 pages per commit, issue 17).
+    Index(f"{prefix}tasks_owner_ts", c.tenant, c.owner_user, c.status_ts_ms, c.id)
     Index(f"{prefix}tasks_owner_context", c.tenant, c.owner_user, c.context_id, c.status_ts_ms, c.id)
     Index(f"{prefix}tasks_owner_state", c.tenant, c.owner_user, c.state, c.status_ts_ms, c.id)
     return tasks
@@ -143,6 +146,9 @@ def _task_counts(md: MetaData, prefix: str) -> Table:
         Column("val", String(), nullable=False),  # "", the state number, the contextId
         Column("n", BigInteger(), nullable=False),
         PrimaryKeyConstraint("tenant", "owner_user", "dim", "val", name=f"{prefix}task_counts_key"),
+        # SQLite: the rows live in the key's B-tree, not in a rowid table
+        # beside it (a count upsert dirtied a page of each).
+        sqlite_with_rowid=False,
     )
 
 
@@ -165,8 +171,16 @@ def create_schema(conn: Connection, schema: Schema) -> None:
     tables), then checks the task counts against the tasks (one COUNT,
     ~40 ms per million tasks on SQLite) and rebuilds them when they
     disagree: a database from before the counts existed, or tasks written
-    behind the store's back (bulk imports)."""
+    behind the store's back (bulk imports). A SQLite database of an older
+    layout is brought up to date first (:func:`_upgrade_sqlite`)."""
+    sqlite = conn.dialect.name == "sqlite"
+    if sqlite:
+        _upgrade_sqlite(conn, schema)
     schema.metadata.create_all(conn)
+    if sqlite:  # an existing table's index is not created by create_all
+        next(i for i in schema.tasks.indexes if i.name == f"{schema.tasks.name}_owner_ts").create(
+            conn, checkfirst=True
+        )
     _add_columns(conn, schema)
     k = schema.counts.c
     tasks_total = select(func.count()).select_from(schema.tasks).scalar_subquery()
@@ -183,6 +197,28 @@ _ADDED_COLUMNS = (
     ("tasks", "chunks", "INTEGER NOT NULL DEFAULT 0"),
     ("configs", "dialect", "TEXT"),
 )
+
+
+def _upgrade_sqlite(conn: Connection, schema: Schema) -> None:
+    """Drops what an older release laid out differently, for
+    :func:`create_schema` to make anew: the descending ``tasks_owner_ts``
+    index (built again from the tasks) and a ``task_counts`` table with
+    rowids (its rows rebuilt from the tasks by the count check). Derived
+    data only: no task, push config or outbox row is touched, and after a
+    crash in between the next ``open()`` creates what is missing."""
+    owner_ts = f"{schema.tasks.name}_owner_ts"
+    found: dict[str, str | None] = dict(
+        conn.execute(
+            text("SELECT name, sql FROM sqlite_master WHERE name IN (:index, :counts)"),
+            {"index": owner_ts, "counts": schema.counts.name},
+        ).all()
+    )
+    quote = conn.dialect.identifier_preparer.quote
+    if " DESC" in (found.get(owner_ts) or "").upper():
+        conn.execute(text(f"DROP INDEX IF EXISTS {quote(owner_ts)}"))
+    counts_sql = found.get(schema.counts.name)
+    if counts_sql is not None and "WITHOUT ROWID" not in counts_sql.upper():
+        conn.execute(text(f"DROP TABLE IF EXISTS {quote(schema.counts.name)}"))
 
 
 def _add_columns(conn: Connection, schema: Schema) -> None:
