@@ -14,7 +14,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Delete, Insert, Select, Update, bindparam, delete, func, insert, select, tuple_, update
+from sqlalchemy import (
+    Delete,
+    Insert,
+    Select,
+    TextClause,
+    Update,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    text,
+    tuple_,
+    update,
+)
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import DBAPIError
@@ -61,6 +75,10 @@ class TaskStatements:
     insert_outbox: Insert
     count_add: Insert
     count_get: Select[Any]
+    #: PostgreSQL: the insert, or the compare-and-swap update, with its count
+    #: moves in one statement, for a write alone in its batch (None on SQLite).
+    create_alone: TextClause | None
+    update_alone: TextClause | None
 
     @classmethod
     def build(cls, schema: Schema, *, sqlite: bool) -> TaskStatements:
@@ -101,7 +119,52 @@ class TaskStatements:
                 schema.counts.c.dim == bindparam("b_dim"),
                 schema.counts.c.val == bindparam("b_val"),
             ),
+            create_alone=None if sqlite else _counted(schema, _INSERT_TASK),
+            update_alone=None if sqlite else _counted(schema, _UPDATE_TASK),
         )
+
+
+_INSERT_TASK = """INSERT INTO {tasks} (id, tenant, owner_user, context_id, state, status_ts_ms, version, data)
+    VALUES (:id, :tenant, :owner_user, :context_id, :state, :status_ts_ms, :version, :data)
+    ON CONFLICT DO NOTHING RETURNING 1"""
+
+_UPDATE_TASK = """UPDATE {tasks} SET context_id = :b_context, state = :b_state, status_ts_ms = :b_ts,
+    version = :b_version, data = :b_data, chunks = 0
+    WHERE id = :b_id AND tenant = :b_tenant AND owner_user = :b_user AND version = :b_expected
+    RETURNING 1"""
+
+
+def _counted(schema: Schema, write: str) -> TextClause:
+    """PostgreSQL: ``write`` (RETURNING a row when it wrote) and the count
+    moves it causes (``b_dims``, ``b_vals``, ``b_ns``: arrays in key order, so
+    row locks are taken in the batch flush's order) in one statement of
+    data-modifying CTEs; the moves apply only when the write did. Returns
+    the rows written (0: a taken id or a compare-and-swap miss, nothing written)."""
+    quote = pg_dialect.dialect().identifier_preparer.format_table
+    counts = quote(schema.counts)
+    return text(
+        f"""WITH w AS ({write.format(tasks=quote(schema.tasks))}),
+moved AS (
+    INSERT INTO {counts} (tenant, owner_user, dim, val, n)
+    SELECT :b_tenant, :b_user, m.dim, m.val, m.n
+    FROM unnest(CAST(:b_dims AS TEXT[]), CAST(:b_vals AS TEXT[]), CAST(:b_ns AS BIGINT[])) AS m(dim, val, n)
+    WHERE EXISTS (SELECT 1 FROM w)
+    ON CONFLICT (tenant, owner_user, dim, val) DO UPDATE SET n = {counts}.n + excluded.n
+)
+SELECT count(*) FROM w"""
+    )
+
+
+def _count_arrays(owner: Owner, deltas: _Deltas) -> dict[str, Any]:
+    """The bound values of a ``*_alone`` statement's count moves."""
+    moves = sorted((key, n) for key, n in deltas.items() if n)
+    return {
+        "b_tenant": owner.tenant,
+        "b_user": owner.user,
+        "b_dims": [dim for (dim, _val), _n in moves],
+        "b_vals": [val for (_dim, val), _n in moves],
+        "b_ns": [n for _key, n in moves],
+    }
 
 
 def _count_upsert(schema: Schema, *, sqlite: bool) -> Insert:
@@ -134,6 +197,13 @@ def _count_moves(old: tuple[int, str], state: int, context_id: str) -> _Deltas:
         deltas[("context", old_context)] = -1
         deltas[("context", context_id)] = 1
     return deltas
+
+
+def _alone(conn: WriteConnection) -> bool:
+    """Whether ``conn``'s next statement may run alone: PostgreSQL's writer,
+    a write alone in its batch that has run nothing yet (see
+    :meth:`~a2a_grpc.store.sql.raw.AsyncpgConnection.execute_alone`)."""
+    return bool(getattr(conn, "alone", False))
 
 
 def _folded(data: bytes, chunks: int, rows: Any) -> pb.Task | None:
@@ -213,13 +283,17 @@ class SqlTasks(SqlDatabase):
             "version": max(1, len(events)),
             "data": data,
         }
+        deltas = {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
+        if fence is None and not self.event_log and self._st.create_alone is not None and _alone(conn):
+            written = conn.execute_alone(self._st.create_alone, {**row, **_count_arrays(owner, deltas)})
+            if not written.scalar_one():  # a taken id: nothing written
+                raise TaskExistsError(task.id)
+            return
         # ON CONFLICT DO NOTHING: a taken id is decided here, with no database
         # error, so the rest of the batch commits (see store.sql.batch).
         if conn.execute(self._st.insert_task, row).rowcount != 1:
             raise TaskExistsError(task.id)
-        self._add_counts(
-            conn, owner, {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
-        )
+        self._add_counts(conn, owner, deltas)
         if self.event_log:
             for version, event in enumerate(events or (pb.StreamResponse(task=task),), 1):
                 self.log_event(conn, task.id, version, event)
@@ -371,20 +445,8 @@ class SqlTasks(SqlDatabase):
             chunks = self._append_rows(conn, task, where, version, append, known[2])
         else:
             chunks = 0
-            values = {
-                "b_context": context_id,
-                "b_state": state,
-                "b_ts": status_ts_ms(task),
-                "b_version": version,
-            }
-            result = conn.execute(
-                self._st.update, {**where, **values, "b_data": data or task.SerializeToString()}
-            )
-            if result.rowcount != 1:
-                raise VersionConflictError(task.id)
-            if known[2]:
-                conn.execute(self._st.delete_chunks, {"b_id": task.id})
-            self._add_counts(conn, owner, _count_moves(known[:2], state, context_id))
+            alone = not (outbox or known[2] or fence or self.event_log) and _alone(conn)
+            self._write_whole(conn, task, owner, where, version, data, known, alone)
         if outbox:
             conn.execute(self._st.insert_outbox, pending_rows(outbox, time.time()))
         if self.event_log:
@@ -392,6 +454,45 @@ class SqlTasks(SqlDatabase):
             for logged, event in enumerate(events or (pb.StreamResponse(task=task),), first):
                 self.log_event(conn, task.id, logged, event)
         return chunks
+
+    def _write_whole(
+        self,
+        conn: WriteConnection,
+        task: pb.Task,
+        owner: Owner,
+        where: dict[str, Any],
+        version: int,
+        data: bytes,
+        known: tuple[int, str, int],
+        alone: bool,
+    ) -> None:
+        """The compare-and-swap UPDATE of the whole task (dropping its
+        chunks) and its count moves; ``alone``: the write's only statement
+        (PostgreSQL, a write alone in its batch), the moves in it."""
+        state, context_id = task.status.state, task.context_id
+        params = {
+            **where,
+            "b_context": context_id,
+            "b_state": state,
+            "b_ts": status_ts_ms(task),
+            "b_version": version,
+            "b_data": data or task.SerializeToString(),
+        }
+        moves = _count_moves(known[:2], state, context_id)
+        if alone and self._st.update_alone is not None:
+            if not moves:
+                written = conn.execute_alone(self._st.update, params).rowcount
+            else:
+                written = conn.execute_alone(self._st.update_alone, {**params, **_count_arrays(owner, moves)})
+                written = written.scalar_one()
+            if written != 1:
+                raise VersionConflictError(task.id)
+            return
+        if conn.execute(self._st.update, params).rowcount != 1:
+            raise VersionConflictError(task.id)
+        if known[2]:
+            conn.execute(self._st.delete_chunks, {"b_id": task.id})
+        self._add_counts(conn, owner, moves)
 
     #: Whether this store keeps a task-event log (see :meth:`log_event`).
     event_log = False
