@@ -1,6 +1,7 @@
 """PostgreSQL's writer connection (issue 17): a connection lost before a
 batch's COMMIT was sent is replaced and the batch written again; a write
-alone in its batch is one statement that still fails only its caller.
+alone in its batch is one statement, and so is a batch of creates; either
+still fails only the caller whose id is taken or whose version moved.
 
 The connection losses are real: ``pg_terminate_backend`` on the writer's
 backend, from another connection between two writes, and from inside a
@@ -9,13 +10,16 @@ batch's own transaction.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from storekit import ALICE, COMPLETED, WORKING, make_sql_store, make_task, unique_prefix
+from sqlalchemy.exc import DBAPIError
+from storekit import ALICE, BOB, COMPLETED, OTHER_TENANT, WORKING, make_sql_store, make_task, unique_prefix
 
+from a2a_grpc.context import Owner
 from a2a_grpc.store import ListQuery, SqlTaskStore, TaskExistsError, VersionConflictError
 from a2a_grpc.store.sql.raw import AsyncpgConnection
 
@@ -39,8 +43,8 @@ def _writer(store: SqlTaskStore) -> AsyncpgConnection:
     return conn
 
 
-async def _total(store: SqlTaskStore, **query: object) -> int:
-    return (await store.list_tasks(ALICE, ListQuery(**query))).total_size  # type: ignore[arg-type]
+async def _total(store: SqlTaskStore, owner: Owner = ALICE, **query: object) -> int:
+    return (await store.list_tasks(owner, ListQuery(**query))).total_size  # type: ignore[arg-type]
 
 
 async def test_a_killed_writer_backend_is_replaced_for_the_next_write(store: SqlTaskStore) -> None:
@@ -90,3 +94,73 @@ async def test_a_write_alone_fails_only_itself_and_moves_no_counts(store: SqlTas
     assert await _total(store, state=COMPLETED) == 0
     batches, writes = store.write_batches
     assert batches == writes == 4  # each write was alone in its batch
+
+
+async def test_a_batch_of_creates_fails_only_the_taken_ids_and_counts_the_rest(
+    store: SqlTaskStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.create(make_task("taken"), BOB)
+    writer = _writer(store)
+    alone: list[object] = []
+    run_alone = writer.execute_alone
+    monkeypatch.setattr(writer, "execute_alone", lambda st, p=None: alone.append(st) or run_alone(st, p))
+    before = store.write_batches
+    outcomes = await asyncio.gather(
+        store.create(make_task("a1", context_id="ctx-a"), ALICE),
+        store.create(make_task("taken", context_id="ctx-a"), ALICE),  # BOB's id
+        store.create(make_task("a2", context_id="ctx-b", state=WORKING), ALICE),
+        store.create(make_task("b1", context_id="ctx-a"), BOB),
+        store.create(make_task("o1", context_id="ctx-a"), OTHER_TENANT),
+        return_exceptions=True,
+    )
+    assert alone == [store._st.create_many]  # the batch was one statement
+    batches, writes = store.write_batches
+    assert (batches - before[0], writes - before[1]) == (1, 5)
+    assert outcomes[0] == outcomes[2] == outcomes[3] == outcomes[4] == 1
+    assert isinstance(outcomes[1], TaskExistsError)
+    assert await _total(store) == 2
+    assert await _total(store, context_id="ctx-a") == 1
+    assert await _total(store, context_id="ctx-b") == 1
+    assert await _total(store, state=WORKING) == 1
+    assert await _total(store, BOB) == 2 and await _total(store, BOB, context_id="ctx-a") == 1
+    assert await _total(store, OTHER_TENANT) == 1
+    stored = await store.get("taken", BOB)
+    assert stored is not None and stored.task.context_id == "ctx-1"
+    # The same id twice in one batch: one create wins, the other finds it taken.
+    twice = await asyncio.gather(
+        store.create(make_task("same"), ALICE),
+        store.create(make_task("same", context_id="ctx-z"), ALICE),
+        return_exceptions=True,
+    )
+    assert sorted(type(o).__name__ for o in twice) == ["TaskExistsError", "int"]
+    same = await store.get("same", ALICE)
+    assert same is not None and same.task.context_id == ("ctx-1" if twice[0] == 1 else "ctx-z")
+    assert await _total(store) == 3
+    assert await _total(store, context_id=same.task.context_id) == 1
+
+
+async def test_a_database_error_in_a_batch_of_creates_fails_only_its_write(store: SqlTaskStore) -> None:
+    async with store.engine.begin() as conn:
+        await conn.execute(
+            text(
+                f"CREATE FUNCTION {store.table_prefix}doom() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$ BEGIN RAISE EXCEPTION 'poisoned'; END $$"
+            )
+        )
+        await conn.execute(
+            text(
+                f"CREATE TRIGGER {store.table_prefix}poison BEFORE INSERT ON {store.table_prefix}tasks "
+                f"FOR EACH ROW WHEN (NEW.id LIKE 'poison%') EXECUTE FUNCTION {store.table_prefix}doom()"
+            )
+        )
+    try:
+        outcomes = await asyncio.gather(
+            *(store.create(make_task(tid), ALICE) for tid in ("t1", "poison-1", "t2")),
+            return_exceptions=True,
+        )
+        assert outcomes[0] == 1 and outcomes[2] == 1
+        assert isinstance(outcomes[1], DBAPIError) and "poisoned" in str(outcomes[1])
+        assert await _total(store) == 2
+    finally:
+        async with store.engine.begin() as conn:
+            await conn.execute(text(f"DROP FUNCTION {store.table_prefix}doom() CASCADE"))

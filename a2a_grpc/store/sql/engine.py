@@ -179,8 +179,17 @@ class SqlDatabase:
     def _pg_batch(self, conn: Connection, jobs: list[Job]) -> None:
         if self._pg_raw is None:
             self._pg_raw = raw.AsyncpgConnection(conn.connection.driver_connection)
+        if len(jobs) > 1 and self._run_together(self._pg_raw, jobs):
+            return
         tx = raw.AsyncpgTransactions(self._pg_raw, lazy=len(jobs) == 1)
         run_batch(self._pg_raw, tx, jobs, self._flush_counts)
+
+    def _run_together(self, conn: raw.AsyncpgConnection, jobs: list[Job]) -> bool:
+        """PostgreSQL: writes ``jobs`` in one statement when they are all of
+        a kind that can be (recording each one's outcome) and returns True;
+        False (nothing sent) otherwise. The task half of the store does for
+        plain creates; nothing else here can."""
+        return False
 
     async def _drop_pg_conn(self) -> None:
         conn, self._pg_conn, self._pg_raw = self._pg_conn, None, None

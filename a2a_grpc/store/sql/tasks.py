@@ -45,7 +45,8 @@ from a2a_grpc.store.base import (
     VersionConflictError,
 )
 from a2a_grpc.store.memory import status_ts_ms
-from a2a_grpc.store.sql.batch import COUNTS_KEY, WriteConnection
+from a2a_grpc.store.sql import raw
+from a2a_grpc.store.sql.batch import COUNTS_KEY, Job, WriteConnection
 from a2a_grpc.store.sql.caches import TaskMemory
 from a2a_grpc.store.sql.engine import SqlDatabase
 from a2a_grpc.store.sql.outbox import pending_rows
@@ -79,6 +80,8 @@ class TaskStatements:
     #: moves in one statement, for a write alone in its batch (None on SQLite).
     create_alone: TextClause | None
     update_alone: TextClause | None
+    #: PostgreSQL: a batch of creates as one statement (None on SQLite).
+    create_many: TextClause | None
 
     @classmethod
     def build(cls, schema: Schema, *, sqlite: bool) -> TaskStatements:
@@ -121,6 +124,7 @@ class TaskStatements:
             ),
             create_alone=None if sqlite else _counted(schema, _INSERT_TASK),
             update_alone=None if sqlite else _counted(schema, _UPDATE_TASK),
+            create_many=None if sqlite else _create_many(schema),
         )
 
 
@@ -152,6 +156,34 @@ moved AS (
     ON CONFLICT (tenant, owner_user, dim, val) DO UPDATE SET n = {counts}.n + excluded.n
 )
 SELECT count(*) FROM w"""
+    )
+
+
+def _create_many(schema: Schema) -> TextClause:
+    """PostgreSQL: inserts the rows of arrays ``b_id``, ``b_tenant``, ...
+    (ON CONFLICT DO NOTHING) and moves the counts of the rows inserted, summed
+    and in the key order of the batch flush (``COLLATE "C"``: Python's str
+    order), in one statement; returns the ids inserted."""
+    quote = pg_dialect.dialect().identifier_preparer.format_table
+    tasks, counts = quote(schema.tasks), quote(schema.counts)
+    columns = {"id": "TEXT", "tenant": "TEXT", "owner_user": "TEXT", "context_id": "TEXT"}
+    columns |= {"state": "INTEGER", "status_ts_ms": "BIGINT", "version": "INTEGER", "data": "BYTEA"}
+    arrays = ", ".join(f"CAST(:b_{name} AS {kind}[])" for name, kind in columns.items())
+    key = 'tenant COLLATE "C", owner_user COLLATE "C", dim COLLATE "C", val COLLATE "C"'
+    return text(
+        f"""WITH w AS (
+    INSERT INTO {tasks} ({", ".join(columns)}) SELECT * FROM unnest({arrays})
+    ON CONFLICT DO NOTHING RETURNING id, tenant, owner_user, context_id, state
+), m AS (
+    SELECT tenant, owner_user, 'all' AS dim, '' AS val FROM w
+    UNION ALL SELECT tenant, owner_user, 'state', CAST(state AS TEXT) FROM w
+    UNION ALL SELECT tenant, owner_user, 'context', context_id FROM w
+), moved AS (
+    INSERT INTO {counts} (tenant, owner_user, dim, val, n)
+    SELECT tenant, owner_user, dim, val, count(*) FROM m GROUP BY tenant, owner_user, dim, val ORDER BY {key}
+    ON CONFLICT (tenant, owner_user, dim, val) DO UPDATE SET n = {counts}.n + excluded.n
+)
+SELECT id FROM w"""
     )
 
 
@@ -197,6 +229,22 @@ def _count_moves(old: tuple[int, str], state: int, context_id: str) -> _Deltas:
         deltas[("context", old_context)] = -1
         deltas[("context", context_id)] = 1
     return deltas
+
+
+def _task_row(
+    task: pb.Task, owner: Owner, data: bytes, events: Sequence[pb.StreamResponse]
+) -> dict[str, Any]:
+    """The tasks row a create inserts."""
+    return {
+        "id": task.id,
+        "tenant": owner.tenant,
+        "owner_user": owner.user,
+        "context_id": task.context_id,
+        "state": task.status.state,
+        "status_ts_ms": status_ts_ms(task),
+        "version": max(1, len(events)),
+        "data": data,
+    }
 
 
 def _alone(conn: WriteConnection) -> bool:
@@ -273,16 +321,7 @@ class SqlTasks(SqlDatabase):
         if fence is not None:
             self.check_fence(conn, fence)
         state = task.status.state
-        row = {
-            "id": task.id,
-            "tenant": owner.tenant,
-            "owner_user": owner.user,
-            "context_id": task.context_id,
-            "state": state,
-            "status_ts_ms": status_ts_ms(task),
-            "version": max(1, len(events)),
-            "data": data,
-        }
+        row = _task_row(task, owner, data, events)
         deltas = {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
         if fence is None and not self.event_log and self._st.create_alone is not None and _alone(conn):
             written = conn.execute_alone(self._st.create_alone, {**row, **_count_arrays(owner, deltas)})
@@ -297,6 +336,37 @@ class SqlTasks(SqlDatabase):
         if self.event_log:
             for version, event in enumerate(events or (pb.StreamResponse(task=task),), 1):
                 self.log_event(conn, task.id, version, event)
+
+    def _run_together(self, conn: Any, jobs: list[Job]) -> bool:
+        """PostgreSQL: a batch of plain creates (no fence, no event log,
+        distinct ids) as one statement (:func:`_create_many`), with no BEGIN
+        and COMMIT; a taken id fails its caller alone. False, with nothing
+        run, for any other batch; also when the statement fails (a database
+        error: nothing was written, the batch goes through
+        :func:`~a2a_grpc.store.sql.batch.run_batch`, which finds the write to blame)."""
+        if self._st.create_many is None or self.event_log:
+            return False
+        rows = []
+        for job in jobs:
+            if job.body != self._create_tx or job.args[3] is not None:  # (task, owner, data, fence, events)
+                return False
+            task, owner, data, _fence, events = job.args
+            rows.append(_task_row(task, owner, data, events))
+        if len({row["id"] for row in rows}) != len(rows):
+            return False
+        tx = raw.AsyncpgTransactions(conn, lazy=True)
+        tx.begin()
+        params = {f"b_{name}": [row[name] for row in rows] for name in rows[0]}
+        try:
+            inserted = set(conn.execute_alone(self._st.create_many, params).scalars())
+        except DBAPIError:
+            if conn.raw.is_closed():
+                raise
+            return False
+        for job, row in zip(jobs, rows, strict=True):
+            job.result = None
+            job.error = None if row["id"] in inserted else TaskExistsError(row["id"])
+        return True
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
         """The task and its version, or None when missing or not ``owner``'s;
