@@ -81,6 +81,41 @@ async def test_a_connection_lost_before_commit_writes_the_batch_again(store: Sql
     assert await _total(store) == 2  # counted once: the first run's insert was rolled back
 
 
+async def test_a_connection_lost_after_commit_was_sent_fails_its_callers(store: SqlTaskStore) -> None:
+    # A deferred trigger kills the backend while it runs the COMMIT: whether
+    # the batch committed is unknown to us, so it must not be written again.
+    p = store.table_prefix
+    async with store.engine.begin() as conn:
+        await conn.execute(
+            text(
+                f"CREATE FUNCTION {p}doom() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$ BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NULL; END $$"
+            )
+        )
+        await conn.execute(
+            text(
+                f"CREATE CONSTRAINT TRIGGER {p}doom_t AFTER INSERT ON {p}tasks DEFERRABLE INITIALLY DEFERRED "
+                f"FOR EACH ROW WHEN (NEW.id LIKE 'doomed%') EXECUTE FUNCTION {p}doom()"
+            )
+        )
+    try:
+        runs: list[int] = []
+        task = make_task("doomed-1")
+
+        def body(conn: AsyncpgConnection) -> None:
+            runs.append(1)
+            conn.execute(text("SELECT 1"))  # BEGIN: the insert waits for COMMIT
+            store._create_tx(conn, task, ALICE, task.SerializeToString())
+
+        with pytest.raises(Exception, match="terminat|closed"):
+            await store._run_write(body)
+        assert runs == [1]
+        assert await store.create(make_task("t1"), ALICE) == 1  # the next write reconnects
+    finally:
+        async with store.engine.begin() as conn:
+            await conn.execute(text(f"DROP FUNCTION {p}doom() CASCADE"))
+
+
 async def test_a_write_alone_fails_only_itself_and_moves_no_counts(store: SqlTaskStore) -> None:
     await store.create(make_task("t1", context_id="ctx-a"), ALICE)
     with pytest.raises(TaskExistsError):

@@ -356,12 +356,13 @@ class SqlTasks(SqlDatabase):
             return False
         tx = raw.AsyncpgTransactions(conn, lazy=True)
         tx.begin()
-        params = {f"b_{name}": [row[name] for row in rows] for name in rows[0]}
+        in_order = sorted(rows, key=lambda row: row["id"])  # two processes take id locks in one order
+        params = {f"b_{name}": [row[name] for row in in_order] for name in rows[0]}
         try:
             inserted = set(conn.execute_alone(self._st.create_many, params).scalars())
         except DBAPIError:
-            if conn.raw.is_closed():
-                raise
+            if conn.commit_sent and conn.raw.is_closed():
+                raise  # lost after it was sent: the outcome is unknown
             return False
         for job, row in zip(jobs, rows, strict=True):
             job.result = None
