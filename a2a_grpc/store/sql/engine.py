@@ -179,7 +179,7 @@ class SqlDatabase:
     def _pg_batch(self, conn: Connection, jobs: list[Job]) -> None:
         if self._pg_raw is None:
             self._pg_raw = raw.AsyncpgConnection(conn.connection.driver_connection)
-        if len(jobs) > 1 and self._run_together(self._pg_raw, jobs):
+        if self._run_together(self._pg_raw, jobs):
             return
         tx = raw.AsyncpgTransactions(self._pg_raw, lazy=len(jobs) == 1)
         run_batch(self._pg_raw, tx, jobs, self._flush_counts)

@@ -76,9 +76,8 @@ class TaskStatements:
     insert_outbox: Insert
     count_add: Insert
     count_get: Select[Any]
-    #: PostgreSQL: the insert, or the compare-and-swap update, with its count
-    #: moves in one statement, for a write alone in its batch (None on SQLite).
-    create_alone: TextClause | None
+    #: PostgreSQL: the compare-and-swap update with its count moves in one
+    #: statement, for a write alone in its batch (None on SQLite).
     update_alone: TextClause | None
     #: PostgreSQL: a batch of creates as one statement (None on SQLite).
     create_many: TextClause | None
@@ -122,33 +121,26 @@ class TaskStatements:
                 schema.counts.c.dim == bindparam("b_dim"),
                 schema.counts.c.val == bindparam("b_val"),
             ),
-            create_alone=None if sqlite else _counted(schema, _INSERT_TASK),
-            update_alone=None if sqlite else _counted(schema, _UPDATE_TASK),
+            update_alone=None if sqlite else _update_counted(schema),
             create_many=None if sqlite else _create_many(schema),
         )
 
 
-_INSERT_TASK = """INSERT INTO {tasks} (id, tenant, owner_user, context_id, state, status_ts_ms, version, data)
-    VALUES (:id, :tenant, :owner_user, :context_id, :state, :status_ts_ms, :version, :data)
-    ON CONFLICT DO NOTHING RETURNING 1"""
-
-_UPDATE_TASK = """UPDATE {tasks} SET context_id = :b_context, state = :b_state, status_ts_ms = :b_ts,
-    version = :b_version, data = :b_data, chunks = 0
-    WHERE id = :b_id AND tenant = :b_tenant AND owner_user = :b_user AND version = :b_expected
-    RETURNING 1"""
-
-
-def _counted(schema: Schema, write: str) -> TextClause:
-    """PostgreSQL: ``write`` (RETURNING a row when it wrote) and the count
+def _update_counted(schema: Schema) -> TextClause:
+    """PostgreSQL: the compare-and-swap UPDATE of a whole task and the count
     moves it causes (``b_dims``, ``b_vals``, ``b_ns``: arrays in key order, so
     row locks are taken in the batch flush's order) in one statement of
-    data-modifying CTEs; the moves apply only when the write did. Returns
-    the rows written (0: a taken id or a compare-and-swap miss, nothing written)."""
+    data-modifying CTEs; the moves apply only when the row was updated.
+    Returns the rows updated (0: a compare-and-swap miss, nothing written)."""
     quote = pg_dialect.dialect().identifier_preparer.format_table
-    counts = quote(schema.counts)
+    tasks, counts = quote(schema.tasks), quote(schema.counts)
     return text(
-        f"""WITH w AS ({write.format(tasks=quote(schema.tasks))}),
-moved AS (
+        f"""WITH w AS (
+    UPDATE {tasks} SET context_id = :b_context, state = :b_state, status_ts_ms = :b_ts,
+        version = :b_version, data = :b_data, chunks = 0
+    WHERE id = :b_id AND tenant = :b_tenant AND owner_user = :b_user AND version = :b_expected
+    RETURNING 1
+), moved AS (
     INSERT INTO {counts} (tenant, owner_user, dim, val, n)
     SELECT :b_tenant, :b_user, m.dim, m.val, m.n
     FROM unnest(CAST(:b_dims AS TEXT[]), CAST(:b_vals AS TEXT[]), CAST(:b_ns AS BIGINT[])) AS m(dim, val, n)
@@ -188,7 +180,7 @@ SELECT id FROM w"""
 
 
 def _count_arrays(owner: Owner, deltas: _Deltas) -> dict[str, Any]:
-    """The bound values of a ``*_alone`` statement's count moves."""
+    """The bound values of ``update_alone``'s count moves."""
     moves = sorted((key, n) for key, n in deltas.items() if n)
     return {
         "b_tenant": owner.tenant,
@@ -322,24 +314,20 @@ class SqlTasks(SqlDatabase):
             self.check_fence(conn, fence)
         state = task.status.state
         row = _task_row(task, owner, data, events)
-        deltas = {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
-        if fence is None and not self.event_log and self._st.create_alone is not None and _alone(conn):
-            written = conn.execute_alone(self._st.create_alone, {**row, **_count_arrays(owner, deltas)})
-            if not written.scalar_one():  # a taken id: nothing written
-                raise TaskExistsError(task.id)
-            return
         # ON CONFLICT DO NOTHING: a taken id is decided here, with no database
         # error, so the rest of the batch commits (see store.sql.batch).
         if conn.execute(self._st.insert_task, row).rowcount != 1:
             raise TaskExistsError(task.id)
-        self._add_counts(conn, owner, deltas)
+        self._add_counts(
+            conn, owner, {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
+        )
         if self.event_log:
             for version, event in enumerate(events or (pb.StreamResponse(task=task),), 1):
                 self.log_event(conn, task.id, version, event)
 
     def _run_together(self, conn: Any, jobs: list[Job]) -> bool:
         """PostgreSQL: a batch of plain creates (no fence, no event log,
-        distinct ids) as one statement (:func:`_create_many`), with no BEGIN
+        distinct ids; one create alone too) as one statement (:func:`_create_many`), with no BEGIN
         and COMMIT; a taken id fails its caller alone. False, with nothing
         run, for any other batch; also when the statement fails (a database
         error: nothing was written, the batch goes through
