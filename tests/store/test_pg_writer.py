@@ -107,7 +107,7 @@ async def test_a_connection_lost_after_commit_was_sent_fails_its_callers(store: 
             conn.execute(text("SELECT 1"))  # BEGIN: the insert waits for COMMIT
             store._create_tx(conn, task, ALICE, task.SerializeToString())
 
-        with pytest.raises(Exception, match="terminat|closed"):
+        with pytest.raises(DBAPIError, match=r"terminat|closed"):
             await store._run_write(body)
         assert runs == [1]
         assert await store.create(make_task("t1"), ALICE) == 1  # the next write reconnects
