@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -29,6 +30,8 @@ from a2a_grpc.store.sql.schema import Schema, create_schema
 __all__ = ["SqlDatabase", "async_url"]
 
 _T = TypeVar("_T")
+
+log = logging.getLogger("a2a_grpc.store.sql")
 
 _DRIVERS = {
     "sqlite": "sqlite+aiosqlite",
@@ -146,23 +149,47 @@ class SqlDatabase:
 
     async def _run_pg_batch(self, jobs: list[Job]) -> None:
         """One PostgreSQL transaction on the writer connection (its asyncpg
-        connection driven directly: :class:`~a2a_grpc.store.sql.raw.AsyncpgConnection`);
-        a connection that broke is replaced for the next batch."""
-        if self._pg_conn is None:
-            self._pg_conn = await self.engine.connect()
-            self._pg_raw = None
-        try:
-            await self._pg_conn.run_sync(self._pg_batch, jobs)
-        except BaseException:
+        connection driven directly: :class:`~a2a_grpc.store.sql.raw.AsyncpgConnection`).
+
+        A connection found closed is replaced first. One lost during the
+        batch before anything that may commit was sent (COMMIT, or a write
+        run alone) is replaced and the batch runs once more; after that the
+        outcome is unknown and the callers keep the error."""
+        for retry in (True, False):
+            if self._pg_raw is not None and self._pg_raw.raw.is_closed():
+                await self._drop_pg_conn()
+            if self._pg_conn is None:
+                self._pg_conn = await self.engine.connect()
+                self._pg_raw = None
+            try:
+                await self._pg_conn.run_sync(self._pg_batch, jobs)
+            except BaseException:
+                await self._drop_pg_conn()
+                raise
+            pg_raw = self._pg_raw
+            if pg_raw is not None and not pg_raw.raw.is_closed():
+                return
             await self._drop_pg_conn()
-            raise
-        if self._pg_raw is None or self._pg_raw.raw.is_closed():
-            await self._drop_pg_conn()
+            if pg_raw is None or pg_raw.commit_sent or not retry:
+                return
+            log.warning(
+                "PostgreSQL writer connection lost before COMMIT: reconnecting, writing the batch again"
+            )
 
     def _pg_batch(self, conn: Connection, jobs: list[Job]) -> None:
         if self._pg_raw is None:
             self._pg_raw = raw.AsyncpgConnection(conn.connection.driver_connection)
-        run_batch(self._pg_raw, raw.AsyncpgTransactions(self._pg_raw), jobs, self._flush_counts)
+        if self._run_together(self._pg_raw, jobs):
+            return
+        tx = raw.AsyncpgTransactions(self._pg_raw, lazy=len(jobs) == 1)
+        run_batch(self._pg_raw, tx, jobs, self._flush_counts)
+
+    def _run_together(self, conn: raw.AsyncpgConnection, jobs: list[Job]) -> bool:
+        """PostgreSQL: writes ``jobs`` in one statement when they are all of
+        a kind that can be (recording each one's outcome) and returns True;
+        False (nothing sent) otherwise. The task half of the store does for
+        plain creates; nothing else here can."""
+        return False
 
     async def _drop_pg_conn(self) -> None:
         conn, self._pg_conn, self._pg_raw = self._pg_conn, None, None

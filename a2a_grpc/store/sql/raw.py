@@ -217,9 +217,40 @@ class AsyncpgConnection:
         self.info: dict[str, Any] = {}
         self._cache = StatementCache(_ASYNCPG)
         self._prepared: dict[str, Any] = {}
+        #: The batch's BEGIN is still to be sent (before its first statement).
+        self.begin_pending = False
+        #: What this batch sent may have committed: its COMMIT, or a
+        #: statement run alone (:meth:`execute_alone`). Once set, the
+        #: batch's outcome is unknown if the connection is lost.
+        self.commit_sent = False
+
+    @property
+    def alone(self) -> bool:
+        """Whether the next statement may run alone (its own implicit
+        transaction, no BEGIN and COMMIT): the write is the only one of its
+        batch and has sent nothing yet."""
+        return self.begin_pending
+
+    def execute_alone(self, statement: Any, params: Params = None) -> Result:
+        """Runs ``statement`` as the write's only statement: without BEGIN
+        and COMMIT when :attr:`alone` (one round trip; the statement is
+        atomic on its own), else inside the open transaction."""
+        if self.begin_pending:
+            self.begin_pending = False
+            self.commit_sent = not self.raw.is_closed()  # closed: it fails unsent
+        return self._run(statement, params)
 
     def execute(self, statement: Any, params: Params = None) -> Result:
-        """Runs ``statement``; raises SQLAlchemy's DBAPIError subclasses."""
+        """Runs ``statement`` (sending the batch's BEGIN first when still
+        pending); raises SQLAlchemy's DBAPIError subclasses."""
+        if self.begin_pending:
+            self.begin_pending = False
+            _exec(self.raw, "BEGIN")
+        elif self.commit_sent:
+            raise RuntimeError("a statement after one run alone (it committed already)")
+        return self._run(statement, params)
+
+    def _run(self, statement: Any, params: Params) -> Result:
         rows, one = _split(params)
         sql, defaults, names = self._cache.get(statement, tuple(one))
         try:
@@ -264,23 +295,37 @@ def _wrap_pg(sql: str, params: Params, exc: BaseException) -> sa_exc.DBAPIError:
 
 
 class AsyncpgTransactions:
-    """The batch's transaction verbs on an :class:`AsyncpgConnection`."""
+    """The batch's transaction verbs on an :class:`AsyncpgConnection`.
+    ``lazy`` (a batch of one write): BEGIN is sent with the first statement,
+    so a write of one statement runs alone (see
+    :meth:`AsyncpgConnection.execute_alone`) and a batch that wrote nothing
+    sends nothing."""
 
-    def __init__(self, conn: AsyncpgConnection) -> None:
-        self._raw = conn.raw
+    def __init__(self, conn: AsyncpgConnection, *, lazy: bool = False) -> None:
+        self._conn, self._lazy = conn, lazy
 
     def begin(self) -> None:
-        self._exec("BEGIN")
+        self._conn.commit_sent = False
+        if self._lazy:
+            self._conn.begin_pending = True
+        else:
+            _exec(self._conn.raw, "BEGIN")
 
     def commit(self) -> None:
-        self._exec("COMMIT")
+        conn = self._conn
+        conn.begin_pending = False
+        if conn.raw.is_in_transaction():
+            conn.commit_sent = not conn.raw.is_closed()  # closed: it fails unsent
+            _exec(conn.raw, "COMMIT")
 
     def rollback(self) -> None:
-        if self._raw.is_in_transaction():
-            self._exec("ROLLBACK")
+        self._conn.begin_pending = False
+        if self._conn.raw.is_in_transaction():
+            _exec(self._conn.raw, "ROLLBACK")
 
-    def _exec(self, sql: str) -> None:
-        try:
-            await_only(self._raw.execute(sql))
-        except _asyncpg_errors() as exc:
-            raise _wrap_pg(sql, None, exc) from exc
+
+def _exec(raw: Any, sql: str) -> None:
+    try:
+        await_only(raw.execute(sql))
+    except _asyncpg_errors() as exc:
+        raise _wrap_pg(sql, None, exc) from exc

@@ -14,7 +14,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Delete, Insert, Select, Update, bindparam, delete, func, insert, select, tuple_, update
+from sqlalchemy import (
+    Delete,
+    Insert,
+    Select,
+    TextClause,
+    Update,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    text,
+    tuple_,
+    update,
+)
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import DBAPIError
@@ -31,7 +45,8 @@ from a2a_grpc.store.base import (
     VersionConflictError,
 )
 from a2a_grpc.store.memory import status_ts_ms
-from a2a_grpc.store.sql.batch import COUNTS_KEY, WriteConnection
+from a2a_grpc.store.sql import raw
+from a2a_grpc.store.sql.batch import COUNTS_KEY, Job, WriteConnection
 from a2a_grpc.store.sql.caches import TaskMemory
 from a2a_grpc.store.sql.engine import SqlDatabase
 from a2a_grpc.store.sql.outbox import pending_rows
@@ -61,6 +76,11 @@ class TaskStatements:
     insert_outbox: Insert
     count_add: Insert
     count_get: Select[Any]
+    #: PostgreSQL: the compare-and-swap update with its count moves in one
+    #: statement, for a write alone in its batch (None on SQLite).
+    update_alone: TextClause | None
+    #: PostgreSQL: a batch of creates as one statement (None on SQLite).
+    create_many: TextClause | None
 
     @classmethod
     def build(cls, schema: Schema, *, sqlite: bool) -> TaskStatements:
@@ -101,7 +121,74 @@ class TaskStatements:
                 schema.counts.c.dim == bindparam("b_dim"),
                 schema.counts.c.val == bindparam("b_val"),
             ),
+            update_alone=None if sqlite else _update_counted(schema),
+            create_many=None if sqlite else _create_many(schema),
         )
+
+
+def _update_counted(schema: Schema) -> TextClause:
+    """PostgreSQL: the compare-and-swap UPDATE of a whole task and the count
+    moves it causes (``b_dims``, ``b_vals``, ``b_ns``: arrays in key order, so
+    row locks are taken in the batch flush's order) in one statement of
+    data-modifying CTEs; the moves apply only when the row was updated.
+    Returns the rows updated (0: a compare-and-swap miss, nothing written)."""
+    quote = pg_dialect.dialect().identifier_preparer.format_table
+    tasks, counts = quote(schema.tasks), quote(schema.counts)
+    return text(
+        f"""WITH w AS (
+    UPDATE {tasks} SET context_id = :b_context, state = :b_state, status_ts_ms = :b_ts,
+        version = :b_version, data = :b_data, chunks = 0
+    WHERE id = :b_id AND tenant = :b_tenant AND owner_user = :b_user AND version = :b_expected
+    RETURNING 1
+), moved AS (
+    INSERT INTO {counts} (tenant, owner_user, dim, val, n)
+    SELECT :b_tenant, :b_user, m.dim, m.val, m.n
+    FROM unnest(CAST(:b_dims AS TEXT[]), CAST(:b_vals AS TEXT[]), CAST(:b_ns AS BIGINT[])) AS m(dim, val, n)
+    WHERE EXISTS (SELECT 1 FROM w)
+    ON CONFLICT (tenant, owner_user, dim, val) DO UPDATE SET n = {counts}.n + excluded.n
+)
+SELECT count(*) FROM w"""
+    )
+
+
+def _create_many(schema: Schema) -> TextClause:
+    """PostgreSQL: inserts the rows of arrays ``b_id``, ``b_tenant``, ...
+    (ON CONFLICT DO NOTHING) and moves the counts of the rows inserted, summed
+    and in the key order of the batch flush (``COLLATE "C"``: Python's str
+    order), in one statement; returns the ids inserted."""
+    quote = pg_dialect.dialect().identifier_preparer.format_table
+    tasks, counts = quote(schema.tasks), quote(schema.counts)
+    columns = {"id": "TEXT", "tenant": "TEXT", "owner_user": "TEXT", "context_id": "TEXT"}
+    columns |= {"state": "INTEGER", "status_ts_ms": "BIGINT", "version": "INTEGER", "data": "BYTEA"}
+    arrays = ", ".join(f"CAST(:b_{name} AS {kind}[])" for name, kind in columns.items())
+    key = 'tenant COLLATE "C", owner_user COLLATE "C", dim COLLATE "C", val COLLATE "C"'
+    return text(
+        f"""WITH w AS (
+    INSERT INTO {tasks} ({", ".join(columns)}) SELECT * FROM unnest({arrays})
+    ON CONFLICT DO NOTHING RETURNING id, tenant, owner_user, context_id, state
+), m AS (
+    SELECT tenant, owner_user, 'all' AS dim, '' AS val FROM w
+    UNION ALL SELECT tenant, owner_user, 'state', CAST(state AS TEXT) FROM w
+    UNION ALL SELECT tenant, owner_user, 'context', context_id FROM w
+), moved AS (
+    INSERT INTO {counts} (tenant, owner_user, dim, val, n)
+    SELECT tenant, owner_user, dim, val, count(*) FROM m GROUP BY tenant, owner_user, dim, val ORDER BY {key}
+    ON CONFLICT (tenant, owner_user, dim, val) DO UPDATE SET n = {counts}.n + excluded.n
+)
+SELECT id FROM w"""
+    )
+
+
+def _count_arrays(owner: Owner, deltas: _Deltas) -> dict[str, Any]:
+    """The bound values of ``update_alone``'s count moves."""
+    moves = sorted((key, n) for key, n in deltas.items() if n)
+    return {
+        "b_tenant": owner.tenant,
+        "b_user": owner.user,
+        "b_dims": [dim for (dim, _val), _n in moves],
+        "b_vals": [val for (_dim, val), _n in moves],
+        "b_ns": [n for _key, n in moves],
+    }
 
 
 def _count_upsert(schema: Schema, *, sqlite: bool) -> Insert:
@@ -134,6 +221,29 @@ def _count_moves(old: tuple[int, str], state: int, context_id: str) -> _Deltas:
         deltas[("context", old_context)] = -1
         deltas[("context", context_id)] = 1
     return deltas
+
+
+def _task_row(
+    task: pb.Task, owner: Owner, data: bytes, events: Sequence[pb.StreamResponse]
+) -> dict[str, Any]:
+    """The tasks row a create inserts."""
+    return {
+        "id": task.id,
+        "tenant": owner.tenant,
+        "owner_user": owner.user,
+        "context_id": task.context_id,
+        "state": task.status.state,
+        "status_ts_ms": status_ts_ms(task),
+        "version": max(1, len(events)),
+        "data": data,
+    }
+
+
+def _alone(conn: WriteConnection) -> bool:
+    """Whether ``conn``'s next statement may run alone: PostgreSQL's writer,
+    a write alone in its batch that has run nothing yet (see
+    :meth:`~a2a_grpc.store.sql.raw.AsyncpgConnection.execute_alone`)."""
+    return bool(getattr(conn, "alone", False))
 
 
 def _folded(data: bytes, chunks: int, rows: Any) -> pb.Task | None:
@@ -203,16 +313,7 @@ class SqlTasks(SqlDatabase):
         if fence is not None:
             self.check_fence(conn, fence)
         state = task.status.state
-        row = {
-            "id": task.id,
-            "tenant": owner.tenant,
-            "owner_user": owner.user,
-            "context_id": task.context_id,
-            "state": state,
-            "status_ts_ms": status_ts_ms(task),
-            "version": max(1, len(events)),
-            "data": data,
-        }
+        row = _task_row(task, owner, data, events)
         # ON CONFLICT DO NOTHING: a taken id is decided here, with no database
         # error, so the rest of the batch commits (see store.sql.batch).
         if conn.execute(self._st.insert_task, row).rowcount != 1:
@@ -223,6 +324,38 @@ class SqlTasks(SqlDatabase):
         if self.event_log:
             for version, event in enumerate(events or (pb.StreamResponse(task=task),), 1):
                 self.log_event(conn, task.id, version, event)
+
+    def _run_together(self, conn: Any, jobs: list[Job]) -> bool:
+        """PostgreSQL: a batch of plain creates (no fence, no event log,
+        distinct ids; one create alone too) as one statement (:func:`_create_many`), with no BEGIN
+        and COMMIT; a taken id fails its caller alone. False, with nothing
+        run, for any other batch; also when the statement fails (a database
+        error: nothing was written, the batch goes through
+        :func:`~a2a_grpc.store.sql.batch.run_batch`, which finds the write to blame)."""
+        if self._st.create_many is None or self.event_log:
+            return False
+        rows = []
+        for job in jobs:
+            if job.body != self._create_tx or job.args[3] is not None:  # (task, owner, data, fence, events)
+                return False
+            task, owner, data, _fence, events = job.args
+            rows.append(_task_row(task, owner, data, events))
+        if len({row["id"] for row in rows}) != len(rows):
+            return False
+        tx = raw.AsyncpgTransactions(conn, lazy=True)
+        tx.begin()
+        in_order = sorted(rows, key=lambda row: row["id"])  # two processes take id locks in one order
+        params = {f"b_{name}": [row[name] for row in in_order] for name in rows[0]}
+        try:
+            inserted = set(conn.execute_alone(self._st.create_many, params).scalars())
+        except DBAPIError:
+            if conn.commit_sent and conn.raw.is_closed():
+                raise  # lost after it was sent: the outcome is unknown
+            return False
+        for job, row in zip(jobs, rows, strict=True):
+            job.result = None
+            job.error = None if row["id"] in inserted else TaskExistsError(row["id"])
+        return True
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
         """The task and its version, or None when missing or not ``owner``'s;
@@ -371,20 +504,8 @@ class SqlTasks(SqlDatabase):
             chunks = self._append_rows(conn, task, where, version, append, known[2])
         else:
             chunks = 0
-            values = {
-                "b_context": context_id,
-                "b_state": state,
-                "b_ts": status_ts_ms(task),
-                "b_version": version,
-            }
-            result = conn.execute(
-                self._st.update, {**where, **values, "b_data": data or task.SerializeToString()}
-            )
-            if result.rowcount != 1:
-                raise VersionConflictError(task.id)
-            if known[2]:
-                conn.execute(self._st.delete_chunks, {"b_id": task.id})
-            self._add_counts(conn, owner, _count_moves(known[:2], state, context_id))
+            alone = not (outbox or known[2] or fence or self.event_log) and _alone(conn)
+            self._write_whole(conn, task, owner, where, version, data, known, alone)
         if outbox:
             conn.execute(self._st.insert_outbox, pending_rows(outbox, time.time()))
         if self.event_log:
@@ -392,6 +513,45 @@ class SqlTasks(SqlDatabase):
             for logged, event in enumerate(events or (pb.StreamResponse(task=task),), first):
                 self.log_event(conn, task.id, logged, event)
         return chunks
+
+    def _write_whole(
+        self,
+        conn: WriteConnection,
+        task: pb.Task,
+        owner: Owner,
+        where: dict[str, Any],
+        version: int,
+        data: bytes,
+        known: tuple[int, str, int],
+        alone: bool,
+    ) -> None:
+        """The compare-and-swap UPDATE of the whole task (dropping its
+        chunks) and its count moves; ``alone``: the write's only statement
+        (PostgreSQL, a write alone in its batch), the moves in it."""
+        state, context_id = task.status.state, task.context_id
+        params = {
+            **where,
+            "b_context": context_id,
+            "b_state": state,
+            "b_ts": status_ts_ms(task),
+            "b_version": version,
+            "b_data": data or task.SerializeToString(),
+        }
+        moves = _count_moves(known[:2], state, context_id)
+        if alone and self._st.update_alone is not None:
+            if not moves:
+                written = conn.execute_alone(self._st.update, params).rowcount
+            else:
+                written = conn.execute_alone(self._st.update_alone, {**params, **_count_arrays(owner, moves)})
+                written = written.scalar_one()
+            if written != 1:
+                raise VersionConflictError(task.id)
+            return
+        if conn.execute(self._st.update, params).rowcount != 1:
+            raise VersionConflictError(task.id)
+        if known[2]:
+            conn.execute(self._st.delete_chunks, {"b_id": task.id})
+        self._add_counts(conn, owner, moves)
 
     #: Whether this store keeps a task-event log (see :meth:`log_event`).
     event_log = False
