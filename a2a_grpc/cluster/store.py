@@ -61,9 +61,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from a2a_grpc.context import Owner
 from a2a_grpc.store.base import Fence, LeaseLostError, OutboxEntry, OutboxRecord
 from a2a_grpc.store.sql import SqlTaskStore
-from a2a_grpc.types import is_terminal, pb
+from a2a_grpc.types import is_final, is_terminal, pb
 
-__all__ = ["ClusterStore", "TakenLease"]
+__all__ = ["ClusterStore", "NewLease", "TakenLease"]
 
 _NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 
@@ -76,6 +76,22 @@ class TakenLease:
     owner: Owner
     previous_replica: str
     fence: Fence
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NewLease(Fence):
+    """The fence of an execution whose task does not exist yet: its lease is
+    taken by the write that creates the task (:meth:`ClusterStore.create`),
+    for ``replica`` and ``ttl`` seconds, unless that write leaves the task
+    terminal or interrupted (then no lease is needed). ``taken`` is called
+    once the creation committed, with the lease's real fence (None: no lease
+    was taken). Its own epoch is 0, which no lease has: a write fenced by it
+    that is not a creation fails with LeaseLostError."""
+
+    replica: str
+    ttl: float
+    taken: Callable[[Fence | None], None]
+    epochs: list[int]  # the epoch the creation body took (the body may run twice)
 
 
 def _leases_table(md: MetaData, prefix: str) -> Table:
@@ -155,6 +171,11 @@ class ClusterStore(SqlTaskStore):
         self.notify_in_transaction = True
         #: Called with (task id, version) once a task write has committed.
         self.on_commit: Callable[[str, int], None] | None = None
+        #: Called with the fence of a write that dropped its lease, once committed.
+        self.on_lease_dropped: Callable[[Fence], None] | None = None
+        #: Epochs whose lease a write in flight drops (the heartbeat must not
+        #: take their absence for a takeover).
+        self.dropping: set[int] = set()
         self._event_statements()
         self._lease_statements()
         self._sql_claim = self._claim_statement()
@@ -237,11 +258,34 @@ class ClusterStore(SqlTaskStore):
         fence: Fence | None = None,
         events: SequenceOf[pb.StreamResponse] = (),
     ) -> int:
-        """As the SQL store's; then ``on_commit``."""
+        """As the SQL store's; given a :class:`NewLease` fence, the task's
+        lease is taken in the same transaction unless the task is created
+        terminal or interrupted (then ``fence.taken(None)``; else
+        ``fence.taken`` gets the new lease's fence, once committed). Then
+        ``on_commit``."""
         version = await super().create(task, owner, fence=fence, events=events)
+        if isinstance(fence, NewLease):
+            fence.taken(Fence(task.id, fence.epochs[0]) if fence.epochs else None)
         if self.on_commit is not None:
             self.on_commit(task.id, version)
         return version
+
+    def _create_tx(self, conn: Connection, task: pb.Task, *args: Any, **kwargs: Any) -> Any:
+        """The SQL store's creation body; then, for a :class:`NewLease`
+        (nothing to fence: the task did not exist), the lease row."""
+        new = next((a for a in (*args, *kwargs.values()) if isinstance(a, NewLease)), None)
+        if new is not None:
+            new.epochs.clear()  # a batch that is run again runs its bodies again
+        result = super()._create_tx(conn, task, *args, **kwargs)
+        if new is not None and not is_final(task.status.state):
+            owner = next(a for a in args if isinstance(a, Owner))
+            params: dict[str, Any] = {"task": task.id, "tenant": owner.tenant, "user": owner.user}
+            params.update(replica=new.replica, ttl=new.ttl)
+            epoch = conn.execute(self._sql_acquire, params).scalar_one_or_none()
+            if epoch is None:  # a stale lease row of a task id just inserted: roll back
+                raise RuntimeError(f"task {task.id} already has a lease row")
+            new.epochs.append(int(epoch))
+        return result
 
     async def update(
         self,
@@ -254,13 +298,39 @@ class ClusterStore(SqlTaskStore):
         events: SequenceOf[pb.StreamResponse] = (),
         append: pb.Artifact | None = None,
     ) -> int:
-        """As the SQL store's; then ``on_commit``."""
-        version = await super().update(
-            task, owner, expected_version, outbox=outbox, fence=fence, events=events, append=append
-        )
+        """As the SQL store's; a fenced write that leaves the task terminal
+        or interrupted also drops the lease, in the same transaction (then
+        ``on_lease_dropped(fence)``, once committed: the execution must not
+        write again, and any write it tries fails with LeaseLostError).
+        Then ``on_commit``."""
+        drops = fence is not None and fence.epoch > 0 and is_final(task.status.state)
+        if drops:
+            assert fence is not None
+            self.dropping.add(fence.epoch)
+        try:
+            version = await super().update(
+                task, owner, expected_version, outbox=outbox, fence=fence, events=events, append=append
+            )
+        finally:
+            if drops:
+                assert fence is not None
+                self.dropping.discard(fence.epoch)
+        if drops and self.on_lease_dropped is not None:
+            assert fence is not None
+            self.on_lease_dropped(fence)
         if self.on_commit is not None:
             self.on_commit(task.id, version)
         return version
+
+    def _update_tx(self, conn: Connection, task: pb.Task, *args: Any, **kwargs: Any) -> Any:
+        """The SQL store's update body (fenced); then, when it leaves the
+        task terminal or interrupted, the lease row goes (the fence took it
+        FOR KEY SHARE in this transaction, so it is still this epoch's)."""
+        result = super()._update_tx(conn, task, *args, **kwargs)
+        fence = next((a for a in (*args, *kwargs.values()) if isinstance(a, Fence)), None)
+        if fence is not None and fence.epoch > 0 and is_final(task.status.state):
+            conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
+        return result
 
     async def events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
         """The logged events of ``task_id`` with versions above ``after``, in
@@ -343,6 +413,8 @@ class ClusterStore(SqlTaskStore):
         """Inside a write transaction: takes ``fence``'s lease row FOR KEY SHARE;
         raises LeaseLostError (rolling the write back) when the task's lease
         no longer has that epoch."""
+        if isinstance(fence, NewLease):
+            return  # a creation: the lease is taken with the task (_create_tx)
         row = conn.execute(self._sql_fence, {"task": fence.task_id, "epoch": fence.epoch}).first()
         if row is None:
             raise LeaseLostError(fence.task_id)
