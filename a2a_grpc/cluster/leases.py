@@ -1,13 +1,20 @@
 """Execution leases: one execution per task across every replica.
 
 :class:`LeasedExecutions` is :class:`~a2a_grpc.execution.Executions` with a
-lease behind ``start``: before the agent runs, the replica takes the task's
-lease in the store (:class:`~a2a_grpc.cluster.store.ClusterStore`); a task
-whose lease another replica holds gets today's "task is busy" error. The
-execution carries the lease as its :class:`~a2a_grpc.store.base.Fence`, so
-every task write it makes commits only while the lease holds; the lease is
-released when the execution ends (before its caller is answered, so the next
-message to the task is never refused as busy by a lease still held).
+lease behind ``start``: the execution of a message to an existing task takes
+the task's lease in the store (:class:`~a2a_grpc.cluster.store.ClusterStore`)
+before the agent runs, and a task whose lease another replica holds gets
+today's "task is busy" error; a new task's lease is taken by the write that
+creates it (:class:`~a2a_grpc.cluster.store.NewLease`). The execution carries
+the lease as its :class:`~a2a_grpc.store.base.Fence`, so every task write it
+makes commits only while the lease holds. The write that makes the task
+terminal or interrupted drops the lease in its own transaction (the caller
+is answered at that commit; any later write of the execution is fenced off);
+an execution that ends otherwise releases it as it ends, before its caller
+is answered, so the next message to the task is never refused as busy by a
+lease still held. Two replicas given the same new, client-chosen task id
+may both run the agent: the first creation wins, the other caller gets
+"task id already in use".
 
 :class:`Cluster` keeps the leases alive and reaps the dead ones:
 
@@ -18,7 +25,8 @@ message to the task is never refused as busy by a lease still held).
 - reaper: every ``reap_interval`` seconds (default ``ttl / 3``) it takes over
   expired leases (a new epoch: the old holder is fenced off from then on) and
   applies the default policy, marking the task FAILED ("execution lost:
-  replica … stopped", :mod:`a2a_grpc.cluster.recovery`), then drops the lease.
+  replica … stopped", :mod:`a2a_grpc.cluster.recovery`) in a write that
+  drops the lease.
 
 It also runs the event relay (:mod:`a2a_grpc.cluster.bus`): the handler's
 bus becomes a :class:`~a2a_grpc.cluster.bus.ClusterBus` fed by other replicas'

@@ -24,6 +24,22 @@ the claim is renewed by each read and dropped when the pair has nothing
 pending. The claim of a replica that died expires and another replica sends
 what it left unmarked again, with the same ``A2A-Notification-Id``.
 
+The lease rides the task's own writes where it can: a new task's is taken by
+the write that creates it (its fence is a :class:`NewLease` until then: the
+task does not exist before that commit, so no write of it can be fenced
+off), in the same transaction, and none is taken when that write
+leaves the task terminal or interrupted; the fenced write that leaves a task
+terminal or interrupted deletes the lease row after its fence check, in the
+same transaction (``on_lease_dropped`` once committed). So an execution of
+one write (the echo agent's SendMessage) runs no lease statement of its
+own, and a blocking caller is answered at that commit. Only an existing
+task's execution (a message to an interrupted task) takes its lease before
+the agent runs (:meth:`ClusterStore.acquire_lease`), and only an execution
+that ends without such a write releases it afterwards
+(:meth:`ClusterStore.release_lease`); those, the heartbeat, the reaper and
+the push claims run on the pooled connections, each in a transaction of
+its own, so they never wait behind a batch of task writes.
+
 Every write of an execution is fenced (:meth:`ClusterStore.check_fence`): its
 transaction first takes the lease row ``FOR KEY SHARE`` at the execution's
 epoch and commits only if it is still there; a takeover changes the row's
