@@ -36,9 +36,11 @@ own, and a blocking caller is answered at that commit. Only an existing
 task's execution (a message to an interrupted task) takes its lease before
 the agent runs (:meth:`ClusterStore.acquire_lease`), and only an execution
 that ends without such a write releases it afterwards
-(:meth:`ClusterStore.release_lease`); those, the heartbeat, the reaper and
-the push claims run on the pooled connections, each in a transaction of
-its own, so they never wait behind a batch of task writes.
+(:meth:`ClusterStore.release_lease`): both are bodies of the group commit,
+sharing its transactions. What lease timing depends on (the heartbeat, the
+reaper's takeovers, a forced cancel's steal) and the push claims run on
+the pooled connections, each in a transaction of its own, so they never
+wait behind a batch of task writes.
 
 Every write of an execution is fenced (:meth:`ClusterStore.check_fence`): its
 transaction first takes the lease row ``FOR KEY SHARE`` at the execution's
@@ -438,11 +440,16 @@ class ClusterStore(SqlTaskStore):
     async def acquire_lease(self, task_id: str, owner: Owner, replica: str, ttl: float) -> Fence | None:
         """Takes the lease of ``task_id`` for ``ttl`` seconds; None when the
         task already has one (running elsewhere, or expired and not yet
-        taken over by a reaper)."""
+        taken over by a reaper). Group-committed with the task writes."""
         params = {"task": task_id, "tenant": owner.tenant, "user": owner.user, "replica": replica, "ttl": ttl}
-        async with self._write() as conn:
-            epoch = (await conn.execute(self._sql_acquire, params)).scalar_one_or_none()
+        epoch = await self._run_write(self._scalar_tx, self._sql_acquire, params)
         return None if epoch is None else Fence(task_id, int(epoch))
+
+    @staticmethod
+    def _scalar_tx(conn: Connection, statement: Any, params: dict[str, Any]) -> Any:
+        """A group-committed body of one statement that cannot fail on a
+        conflict (ON CONFLICT DO NOTHING, a DELETE): its first column, if any."""
+        return conn.execute(statement, params).scalar_one_or_none()
 
     async def renew_leases(self, epochs: list[int], ttl: float) -> set[int]:
         """Extends the leases with these epochs by ``ttl`` seconds from now;
@@ -455,8 +462,9 @@ class ClusterStore(SqlTaskStore):
 
     async def release_lease(self, fence: Fence) -> None:
         """Drops the lease if it still has ``fence``'s epoch (no-op otherwise)."""
-        async with self._write() as conn:
-            await conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
+        await self._run_write(
+            self._scalar_tx, self._sql_release, {"task": fence.task_id, "epoch": fence.epoch}
+        )
 
     async def take_over_expired(self, replica: str, ttl: float, limit: int = 100) -> list[TakenLease]:
         """Takes over up to ``limit`` expired leases for ``replica`` (new
