@@ -744,8 +744,8 @@ def _id_taken(task_id: str) -> A2AError:
 
 def _settle(ex: Execution) -> None:
     """Wakes a blocking SendMessage at a terminal or interrupted state. Not
-    while the execution holds a lease (cluster mode: the write that made the
-    state final dropped it unless it failed): its caller is then answered
+    while the execution holds a lease (cluster mode: a terminal write drops
+    it, an interrupted one does not): its caller is then answered
     once the execution ended and released it (``Executions`` sets
     ``settled``), so the next message to the task, on any replica, is never
     refused as busy by a lease still held."""

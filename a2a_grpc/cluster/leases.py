@@ -1,20 +1,21 @@
 """Execution leases: one execution per task across every replica.
 
 :class:`LeasedExecutions` is :class:`~a2a_grpc.execution.Executions` with a
-lease behind ``start``: the execution of a message to an existing task takes
-the task's lease in the store (:class:`~a2a_grpc.cluster.store.ClusterStore`)
-before the agent runs, and a task whose lease another replica holds gets
-today's "task is busy" error; a new task's lease is taken by the write that
-creates it (:class:`~a2a_grpc.cluster.store.NewLease`). The execution carries
-the lease as its :class:`~a2a_grpc.store.base.Fence`, so every task write it
-makes commits only while the lease holds. The write that makes the task
-terminal or interrupted drops the lease in its own transaction (the caller
-is answered at that commit; any later write of the execution is fenced off);
-an execution that ends otherwise releases it as it ends, before its caller
-is answered, so the next message to the task is never refused as busy by a
-lease still held. Two replicas given the same new, client-chosen task id
-may both run the agent: the first creation wins, the other caller gets
-"task id already in use".
+lease behind ``start``: a new task's lease is taken by the write that creates
+it (:class:`~a2a_grpc.cluster.store.NewLease`; none if that write leaves it
+terminal); the execution of a message to an existing task (or of a new task
+with a push config, whose creation is two writes) takes it in the store
+(:class:`~a2a_grpc.cluster.store.ClusterStore`) before the agent runs, and a
+task whose lease another replica holds gets today's "task is busy" error.
+The execution carries the lease as its :class:`~a2a_grpc.store.base.Fence`,
+so every task write it makes commits only while the lease holds. The write
+that makes the task terminal drops the lease in its own transaction (the
+caller is answered at that commit); an execution that ends otherwise
+(input-required) releases it as it ends, before its caller is answered, so
+the next message to the task is never refused as busy by a lease still
+held. Two replicas given the same new, client-chosen task id may both run
+the agent: the first creation wins, the other caller gets "task id already
+in use".
 
 :class:`Cluster` keeps the leases alive and reaps the dead ones:
 
@@ -153,10 +154,10 @@ class LeasedExecutions(Executions):
     ) -> None:
         """As :meth:`Executions.start`, with the task's lease: a new task's
         is taken by the write that creates it (:class:`~a2a_grpc.cluster.store.NewLease`;
-        none when that write leaves it terminal or interrupted); an existing
-        task's before ``prepare``: UNSUPPORTED_OPERATION ("task is busy") when
-        another replica holds it."""
-        if ex.existing is None:
+        none when that write leaves it terminal); an existing task's (or a
+        new one's with a push config) before ``prepare``:
+        UNSUPPORTED_OPERATION ("task is busy") when another replica holds it."""
+        if ex.existing is None and ex.push_config is None:  # a push config: a second write follows
             ttl = self.config.lease_ttl
             ex.fence = NewLease(ex.task_id, 0, self.config.replica_id, ttl, lambda f: self._hold(ex, f), [])
             await super().start(ex, prepare, stream=stream)
@@ -169,9 +170,10 @@ class LeasedExecutions(Executions):
             if fence is None:
                 raise busy_error(ex.task_id)
             self._hold(ex, fence)
-            # Another replica's execution of the task may have ended since
-            # the handler read it: count one so that prepare reads it again.
-            self.ended += 1
+            if ex.existing is not None:
+                # Another replica's execution of the task may have ended since
+                # the handler read it: count one so that prepare reads it again.
+                self.ended += 1
             try:
                 return await prepare()
             except BaseException:

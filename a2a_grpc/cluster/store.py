@@ -25,22 +25,24 @@ pending. The claim of a replica that died expires and another replica sends
 what it left unmarked again, with the same ``A2A-Notification-Id``.
 
 The lease rides the task's own writes where it can: a new task's is taken by
-the write that creates it (its fence is a :class:`NewLease` until then: the
-task does not exist before that commit, so no write of it can be fenced
-off), in the same transaction, and none is taken when that write
-leaves the task terminal or interrupted; the fenced write that leaves a task
-terminal or interrupted deletes the lease row after its fence check, in the
-same transaction (``on_lease_dropped`` once committed). So an execution of
-one write (the echo agent's SendMessage) runs no lease statement of its
-own, and a blocking caller is answered at that commit. Only an existing
-task's execution (a message to an interrupted task) takes its lease before
-the agent runs (:meth:`ClusterStore.acquire_lease`), and only an execution
-that ends without such a write releases it afterwards
+the write that creates it, in the same transaction (its fence is a
+:class:`NewLease` until then: the task does not exist before that commit, so
+no write of it can be fenced off), and none is taken when that write leaves
+the task terminal; the fenced write that leaves a task terminal deletes the
+lease row after its fence check, in the same transaction
+(``on_lease_dropped`` once committed; nothing of an execution is written
+after its terminal write). So an execution of one write (the echo agent's
+SendMessage) runs no lease statement of its own, and a blocking caller is
+answered at that commit. An execution that continues an existing task, or
+whose new task has a push config (its creation snapshot is a second
+write), takes the lease before the agent runs
+(:meth:`ClusterStore.acquire_lease`); one that ends without a terminal write
+(input-required, auth-required) releases it as it ends
 (:meth:`ClusterStore.release_lease`): both are bodies of the group commit,
 sharing its transactions. What lease timing depends on (the heartbeat, the
-reaper's takeovers, a forced cancel's steal) and the push claims run on
-the pooled connections, each in a transaction of its own, so they never
-wait behind a batch of task writes.
+reaper's takeovers, a forced cancel's steal) and the push claims run on the
+pooled connections, each in a transaction of its own, so they never wait
+behind a batch of task writes.
 
 Every write of an execution is fenced (:meth:`ClusterStore.check_fence`): its
 transaction first takes the lease row ``FOR KEY SHARE`` at the execution's
@@ -79,7 +81,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from a2a_grpc.context import Owner
 from a2a_grpc.store.base import Fence, LeaseLostError, OutboxEntry, OutboxRecord
 from a2a_grpc.store.sql import SqlTaskStore
-from a2a_grpc.types import is_final, is_terminal, pb
+from a2a_grpc.types import is_terminal, pb
 
 __all__ = ["ClusterStore", "NewLease", "TakenLease"]
 
@@ -101,9 +103,9 @@ class NewLease(Fence):
     """The fence of an execution whose task does not exist yet: its lease is
     taken by the write that creates the task (:meth:`ClusterStore.create`),
     for ``replica`` and ``ttl`` seconds, unless that write leaves the task
-    terminal or interrupted (then no lease is needed). ``taken`` is called
-    once the creation committed, with the lease's real fence (None: no lease
-    was taken). Its own epoch is 0, which no lease has: a write fenced by it
+    terminal (then no lease is needed). ``taken`` is called once the
+    creation committed, with the lease's real fence (None: no lease was
+    taken). Its own epoch is 0, which no lease has: a write fenced by it
     that is not a creation fails with LeaseLostError."""
 
     replica: str
@@ -278,9 +280,8 @@ class ClusterStore(SqlTaskStore):
     ) -> int:
         """As the SQL store's; given a :class:`NewLease` fence, the task's
         lease is taken in the same transaction unless the task is created
-        terminal or interrupted (then ``fence.taken(None)``; else
-        ``fence.taken`` gets the new lease's fence, once committed). Then
-        ``on_commit``."""
+        terminal (then ``fence.taken(None)``; else ``fence.taken`` gets the
+        new lease's fence, once committed). Then ``on_commit``."""
         version = await super().create(task, owner, fence=fence, events=events)
         if isinstance(fence, NewLease):
             fence.taken(Fence(task.id, fence.epochs[0]) if fence.epochs else None)
@@ -294,8 +295,10 @@ class ClusterStore(SqlTaskStore):
         new = next((a for a in (*args, *kwargs.values()) if isinstance(a, NewLease)), None)
         if new is not None:
             new.epochs.clear()  # a batch that is run again runs its bodies again
+            args = tuple(None if a is new else a for a in args)
+            kwargs = {k: None if v is new else v for k, v in kwargs.items()}
         result = super()._create_tx(conn, task, *args, **kwargs)
-        if new is not None and not is_final(task.status.state):
+        if new is not None and not is_terminal(task.status.state):
             owner = next(a for a in args if isinstance(a, Owner))
             params: dict[str, Any] = {"task": task.id, "tenant": owner.tenant, "user": owner.user}
             params.update(replica=new.replica, ttl=new.ttl)
@@ -317,11 +320,10 @@ class ClusterStore(SqlTaskStore):
         append: pb.Artifact | None = None,
     ) -> int:
         """As the SQL store's; a fenced write that leaves the task terminal
-        or interrupted also drops the lease, in the same transaction (then
-        ``on_lease_dropped(fence)``, once committed: the execution must not
-        write again, and any write it tries fails with LeaseLostError).
-        Then ``on_commit``."""
-        drops = fence is not None and fence.epoch > 0 and is_final(task.status.state)
+        also drops the lease, in the same transaction (then
+        ``on_lease_dropped(fence)``, once committed; a later write with that
+        fence fails with LeaseLostError). Then ``on_commit``."""
+        drops = fence is not None and fence.epoch > 0 and is_terminal(task.status.state)
         if drops:
             assert fence is not None
             self.dropping.add(fence.epoch)
@@ -342,11 +344,11 @@ class ClusterStore(SqlTaskStore):
 
     def _update_tx(self, conn: Connection, task: pb.Task, *args: Any, **kwargs: Any) -> Any:
         """The SQL store's update body (fenced); then, when it leaves the
-        task terminal or interrupted, the lease row goes (the fence took it
-        FOR KEY SHARE in this transaction, so it is still this epoch's)."""
+        task terminal, the lease row goes (the fence took it FOR KEY SHARE
+        in this transaction, so it is still this epoch's)."""
         result = super()._update_tx(conn, task, *args, **kwargs)
         fence = next((a for a in (*args, *kwargs.values()) if isinstance(a, Fence)), None)
-        if fence is not None and fence.epoch > 0 and is_final(task.status.state):
+        if fence is not None and fence.epoch > 0 and is_terminal(task.status.state):
             conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
         return result
 
@@ -431,8 +433,6 @@ class ClusterStore(SqlTaskStore):
         """Inside a write transaction: takes ``fence``'s lease row FOR KEY SHARE;
         raises LeaseLostError (rolling the write back) when the task's lease
         no longer has that epoch."""
-        if isinstance(fence, NewLease):
-            return  # a creation: the lease is taken with the task (_create_tx)
         row = conn.execute(self._sql_fence, {"task": fence.task_id, "epoch": fence.epoch}).first()
         if row is None:
             raise LeaseLostError(fence.task_id)

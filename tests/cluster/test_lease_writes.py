@@ -2,7 +2,7 @@
 
 A new task's lease is taken by the write that creates it
 (:class:`~a2a_grpc.cluster.store.NewLease`), and the write that leaves a task
-terminal or interrupted drops it in the same transaction, so a one-write
+terminal drops it in the same transaction, so a one-write
 SendMessage (the echo agent) costs no lease transaction at all. Against a
 real PostgreSQL: the store alone, then one in-process cluster replica.
 """
@@ -55,6 +55,13 @@ async def _holder(store: ClusterStore, task_id: str) -> str | None:
     return await store.lease_holder(task_id)
 
 
+async def test_a_new_lease_alone_fences_nothing_but_a_creation(store: ClusterStore) -> None:
+    marker, _ = _new_lease("t0")
+    await store.create(make_task("t0"), OWNER)
+    with pytest.raises(LeaseLostError):  # epoch 0: no lease has it
+        await store.update(make_task("t0", state=pb.TASK_STATE_COMPLETED), OWNER, 1, fence=marker)
+
+
 async def test_creation_takes_the_lease_and_the_terminal_write_drops_it(store: ClusterStore) -> None:
     marker, taken = _new_lease("t1")
     dropped: list[Fence] = []
@@ -71,18 +78,31 @@ async def test_creation_takes_the_lease_and_the_terminal_write_drops_it(store: C
     assert store.dropping == set()
 
 
-async def test_an_interrupted_write_drops_the_lease_and_fences_later_writes(store: ClusterStore) -> None:
+async def test_an_interrupted_write_keeps_the_lease(store: ClusterStore) -> None:
+    """INPUT_REQUIRED is not the end of the execution (the agent may go on):
+    the lease stays until the execution releases it."""
     marker, taken = _new_lease("t2")
-    version = await store.create(make_task("t2", state=pb.TASK_STATE_WORKING), OWNER, fence=marker)
+    version = await store.create(make_task("t2", state=pb.TASK_STATE_INPUT_REQUIRED), OWNER, fence=marker)
+    fence = taken[0]
+    assert fence is not None and await _holder(store, "t2") == "r1"
+    version = await store.update(make_task("t2", state=pb.TASK_STATE_WORKING), OWNER, version, fence=fence)
+    asked = make_task("t2", state=pb.TASK_STATE_AUTH_REQUIRED)
+    await store.update(asked, OWNER, version, fence=fence)
+    assert await store.lease_count() == 1
+    await store.release_lease(fence)
+    assert await store.lease_count() == 0
+
+
+async def test_a_write_after_the_terminal_one_is_fenced_off(store: ClusterStore) -> None:
+    marker, taken = _new_lease("t7")
+    version = await store.create(make_task("t7", state=pb.TASK_STATE_WORKING), OWNER, fence=marker)
     fence = taken[0]
     assert fence is not None
-    asked = make_task("t2", state=pb.TASK_STATE_INPUT_REQUIRED)
-    version = await store.update(asked, OWNER, version, fence=fence)
-    assert await store.lease_count() == 0
-    with pytest.raises(LeaseLostError):  # the execution may not write after dropping its lease
-        await store.update(make_task("t2", state=pb.TASK_STATE_WORKING), OWNER, version, fence=fence)
-    stored = await store.get("t2", OWNER)
-    assert stored is not None and stored.task.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    version = await store.update(make_task("t7", state=pb.TASK_STATE_CANCELED), OWNER, version, fence=fence)
+    with pytest.raises(LeaseLostError):
+        await store.update(make_task("t7", state=pb.TASK_STATE_FAILED), OWNER, version, fence=fence)
+    stored = await store.get("t7", OWNER)
+    assert stored is not None and stored.task.status.state == pb.TASK_STATE_CANCELED
 
 
 async def test_a_task_created_terminal_takes_no_lease(store: ClusterStore) -> None:
