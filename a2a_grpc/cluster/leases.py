@@ -3,8 +3,8 @@
 :class:`LeasedExecutions` is :class:`~a2a_grpc.execution.Executions` with a
 lease behind ``start``: a new task's lease is taken by the write that creates
 it (:class:`~a2a_grpc.cluster.store.NewLease`; none if that write leaves it
-terminal); the execution of a message to an existing task (or of a new task
-with a push config, whose creation is two writes) takes it in the store
+terminal and has no push config, whose snapshot write follows); the
+execution of a message to an existing task takes it in the store
 (:class:`~a2a_grpc.cluster.store.ClusterStore`) before the agent runs, and a
 task whose lease another replica holds gets today's "task is busy" error.
 The execution carries the lease as its :class:`~a2a_grpc.store.base.Fence`,
@@ -154,12 +154,14 @@ class LeasedExecutions(Executions):
     ) -> None:
         """As :meth:`Executions.start`, with the task's lease: a new task's
         is taken by the write that creates it (:class:`~a2a_grpc.cluster.store.NewLease`;
-        none when that write leaves it terminal); an existing task's (or a
-        new one's with a push config) before ``prepare``:
-        UNSUPPORTED_OPERATION ("task is busy") when another replica holds it."""
-        if ex.existing is None and ex.push_config is None:  # a push config: a second write follows
-            ttl = self.config.lease_ttl
-            ex.fence = NewLease(ex.task_id, 0, self.config.replica_id, ttl, lambda f: self._hold(ex, f), [])
+        none when that write leaves it terminal); an existing task's before
+        ``prepare``: UNSUPPORTED_OPERATION ("task is busy") when another
+        replica holds it."""
+        if ex.existing is None:
+            ttl, hold = self.config.lease_ttl, lambda f: self._hold(ex, f)
+            # A push config: the creation snapshot is a second write (drive._create).
+            always = ex.push_config is not None
+            ex.fence = NewLease(ex.task_id, 0, self.config.replica_id, ttl, hold, [], always)
             await super().start(ex, prepare, stream=stream)
             return
 
@@ -170,10 +172,9 @@ class LeasedExecutions(Executions):
             if fence is None:
                 raise busy_error(ex.task_id)
             self._hold(ex, fence)
-            if ex.existing is not None:
-                # Another replica's execution of the task may have ended since
-                # the handler read it: count one so that prepare reads it again.
-                self.ended += 1
+            # Another replica's execution of the task may have ended since
+            # the handler read it: count one so that prepare reads it again.
+            self.ended += 1
             try:
                 return await prepare()
             except BaseException:

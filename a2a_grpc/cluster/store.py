@@ -33,9 +33,10 @@ lease row after its fence check, in the same transaction
 (``on_lease_dropped`` once committed; nothing of an execution is written
 after its terminal write). So an execution of one write (the echo agent's
 SendMessage) runs no lease statement of its own, and a blocking caller is
-answered at that commit. An execution that continues an existing task, or
-whose new task has a push config (its creation snapshot is a second
-write), takes the lease before the agent runs
+answered at that commit (a new task with a push config keeps the lease its
+creation took even when terminal: the creation snapshot's outbox write
+follows, and drops it). An execution that continues an existing task takes
+the lease before the agent runs
 (:meth:`ClusterStore.acquire_lease`); one that ends without a terminal write
 (input-required, auth-required) releases it as it ends
 (:meth:`ClusterStore.release_lease`): both are bodies of the group commit,
@@ -103,7 +104,8 @@ class NewLease(Fence):
     """The fence of an execution whose task does not exist yet: its lease is
     taken by the write that creates the task (:meth:`ClusterStore.create`),
     for ``replica`` and ``ttl`` seconds, unless that write leaves the task
-    terminal (then no lease is needed). ``taken`` is called once the
+    terminal (then no lease is needed) and not ``always`` (a second write of
+    the execution follows, which drops it). ``taken`` is called once the
     creation committed, with the lease's real fence (None: no lease was
     taken). Its own epoch is 0, which no lease has: a write fenced by it
     that is not a creation fails with LeaseLostError."""
@@ -112,6 +114,7 @@ class NewLease(Fence):
     ttl: float
     taken: Callable[[Fence | None], None]
     epochs: list[int]  # the epoch the creation body took (the body may run twice)
+    always: bool = False
 
 
 def _leases_table(md: MetaData, prefix: str) -> Table:
@@ -298,7 +301,7 @@ class ClusterStore(SqlTaskStore):
             args = tuple(None if a is new else a for a in args)
             kwargs = {k: None if v is new else v for k, v in kwargs.items()}
         result = super()._create_tx(conn, task, *args, **kwargs)
-        if new is not None and not is_terminal(task.status.state):
+        if new is not None and (new.always or not is_terminal(task.status.state)):
             owner = next(a for a in args if isinstance(a, Owner))
             params: dict[str, Any] = {"task": task.id, "tenant": owner.tenant, "user": owner.user}
             params.update(replica=new.replica, ttl=new.ttl)

@@ -112,6 +112,18 @@ async def test_a_task_created_terminal_takes_no_lease(store: ClusterStore) -> No
     assert await store.lease_count() == 0
 
 
+async def test_a_creation_followed_by_its_snapshot_write_keeps_its_lease(store: ClusterStore) -> None:
+    """A new task with a push config: its creation snapshot is a second
+    write (with the outbox row), which the creation's lease must fence."""
+    taken: list[Fence | None] = []
+    marker = NewLease("t8", 0, "r1", 5.0, taken.append, [], always=True)
+    version = await store.create(make_task("t8", state=pb.TASK_STATE_COMPLETED), OWNER, fence=marker)
+    fence = taken[0]
+    assert fence is not None and await store.lease_count() == 1
+    await store.update(make_task("t8", state=pb.TASK_STATE_COMPLETED), OWNER, version, fence=fence)
+    assert await store.lease_count() == 0
+
+
 async def test_a_refused_final_write_keeps_the_lease(store: ClusterStore) -> None:
     """The lease goes only with a write that commits: a compare-and-swap miss
     (in the same batch as another task's write) leaves it held."""
