@@ -22,6 +22,7 @@ from a2a_grpc.cluster.store import ClusterStore, NewLease
 from a2a_grpc.context import CallContext, Owner
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.store.base import Fence, LeaseLostError, VersionConflictError
+from a2a_grpc.store.sql.raw import AsyncpgConnection
 from a2a_grpc.types import pb
 from tests.cluster.replicas import drop_database, fresh_database
 from tests.store.storekit import PG_URL, make_task, postgres_skip_reason
@@ -165,10 +166,22 @@ def _send(text: str) -> pb.SendMessageRequest:
     )
 
 
-async def test_a_cluster_send_message_is_one_write_and_no_lease_transaction(store: ClusterStore) -> None:
+async def test_a_cluster_send_message_is_one_write_and_no_lease_transaction(
+    store: ClusterStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The echo agent's blocking SendMessage on a cluster replica: one
-    group-committed write, and no statement on the pool (before: a lease
-    INSERT and a lease DELETE, each a transaction of its own)."""
+    group-committed write, one transaction, no statement on the pool and
+    none on the lease table (before: a lease INSERT and a lease DELETE on
+    the pool, each a transaction of its own, and the fence's SELECT in the
+    write)."""
+    written: list[str] = []
+    execute = AsyncpgConnection.execute
+
+    def counted(self: AsyncpgConnection, statement: Any, params: Any = None) -> Any:
+        written.append(str(statement))
+        return execute(self, statement, params)
+
+    monkeypatch.setattr(AsyncpgConnection, "execute", counted)
     handler = RequestHandler(EchoAgent(), store, EchoAgent.card)
     cluster = Cluster.attach(handler, store, ClusterConfig(replica_id="r1"))
     await cluster.start()  # its first reap runs on the pool: counted from here
@@ -180,12 +193,15 @@ async def test_a_cluster_send_message_is_one_write_and_no_lease_transaction(stor
     event.listen(store.engine.sync_engine, "before_cursor_execute", count)
     call = CallContext.from_metadata("/lf.a2a.v1.A2AService/SendMessage", (("a2a-version", "1.0"),))
     try:
-        _, writes = store.write_batches
+        batches, writes = store.write_batches
+        written.clear()
         for i in range(5):
             task = (await handler.send_message(_send(f"hi{i}"), call)).task
             assert task.status.state == pb.TASK_STATE_COMPLETED
-        assert store.write_batches[1] - writes == 5
+        assert store.write_batches[0] - batches == 5 and store.write_batches[1] - writes == 5
         assert pooled == []
+        assert [w for w in written if store.leases.name in w] == []
+        assert sum(f"INTO {store.schema.tasks.name} " in w for w in written) == 5
     finally:
         event.remove(store.engine.sync_engine, "before_cursor_execute", count)
         await cluster.stop()
