@@ -20,6 +20,7 @@ from a2a_grpc.agents.echo import EchoAgent
 from a2a_grpc.cluster.leases import Cluster, ClusterConfig
 from a2a_grpc.cluster.store import ClusterStore, NewLease
 from a2a_grpc.context import CallContext, Owner
+from a2a_grpc.execution import Execution
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.store.base import Fence, LeaseLostError, VersionConflictError
 from a2a_grpc.store.sql.raw import AsyncpgConnection
@@ -207,3 +208,23 @@ async def test_a_cluster_send_message_is_one_write_and_no_lease_transaction(
         await cluster.stop()
         await handler.close()
     assert await store.lease_count() == 0
+
+
+async def test_the_heartbeat_does_not_stop_an_execution_whose_terminal_write_is_in_flight(
+    store: ClusterStore,
+) -> None:
+    """A terminal write deletes the lease row before the execution hears of
+    its commit: a renewal that misses the row meanwhile is no takeover."""
+    handler = RequestHandler(EchoAgent(), store, EchoAgent.card)
+    cluster = Cluster.attach(handler, store, ClusterConfig(replica_id="r1"))
+    ex = Execution("t9", "ctx-1", OWNER, pb.Message(), None, None)
+    try:
+        cluster.executions.leased[987654] = ex  # no such lease row
+        store.dropping.add(987654)
+        await cluster.heartbeat()
+        assert ex.cancel_reason is None and 987654 in cluster.executions.leased
+        store.dropping.discard(987654)
+        await cluster.heartbeat()  # now it is a lease taken over
+        assert ex.cancel_reason == "shutdown" and cluster.executions.leased == {}
+    finally:
+        await handler.close()
