@@ -744,9 +744,10 @@ def _id_taken(task_id: str) -> A2AError:
 
 def _settle(ex: Execution) -> None:
     """Wakes a blocking SendMessage at a terminal or interrupted state. Not
-    for a leased execution (cluster mode): its caller is answered once the
-    execution ended and released the lease (``Executions`` sets ``settled``
-    then), so the next message to the task, on any replica, is never refused
-    as busy by a lease still held."""
-    if ex.fence is None:
+    while the execution holds a lease (cluster mode: a terminal write drops
+    it, an interrupted one does not): its caller is then answered
+    once the execution ended and released it (``Executions`` sets
+    ``settled``), so the next message to the task, on any replica, is never
+    refused as busy by a lease still held."""
+    if not ex.lease_held:
         ex.settled.set()

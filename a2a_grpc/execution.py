@@ -72,6 +72,7 @@ class Execution:
     push_dialect: str = "1.0"  # the caller's dialect, recorded with ``push_config``
     stream: Subscription | None = None  # the SendStreamingMessage caller's subscription
     fence: Fence | None = None  # cluster mode: the execution lease every write is fenced by
+    lease_held: bool = False  # cluster mode: its lease row exists (its terminal write drops it)
 
 
 #: Runs an execution to its end (``a2a_grpc.drive.Driver.drive``).

@@ -1,13 +1,21 @@
 """Execution leases: one execution per task across every replica.
 
 :class:`LeasedExecutions` is :class:`~a2a_grpc.execution.Executions` with a
-lease behind ``start``: before the agent runs, the replica takes the task's
-lease in the store (:class:`~a2a_grpc.cluster.store.ClusterStore`); a task
-whose lease another replica holds gets today's "task is busy" error. The
-execution carries the lease as its :class:`~a2a_grpc.store.base.Fence`, so
-every task write it makes commits only while the lease holds; the lease is
-released when the execution ends (before its caller is answered, so the next
-message to the task is never refused as busy by a lease still held).
+lease behind ``start``: a new task's lease is taken by the write that creates
+it (:class:`~a2a_grpc.cluster.store.NewLease`; none if that write leaves it
+terminal and has no push config, whose snapshot write follows); the
+execution of a message to an existing task takes it in the store
+(:class:`~a2a_grpc.cluster.store.ClusterStore`) before the agent runs, and a
+task whose lease another replica holds gets today's "task is busy" error.
+The execution carries the lease as its :class:`~a2a_grpc.store.base.Fence`,
+so every task write it makes commits only while the lease holds. The write
+that makes the task terminal drops the lease in its own transaction (the
+caller is answered at that commit); an execution that ends otherwise
+(input-required) releases it as it ends, before its caller is answered, so
+the next message to the task is never refused as busy by a lease still
+held. Two replicas given the same new, client-chosen task id may both run
+the agent: the first creation wins, the other caller gets "task id already
+in use".
 
 :class:`Cluster` keeps the leases alive and reaps the dead ones:
 
@@ -18,7 +26,8 @@ message to the task is never refused as busy by a lease still held).
 - reaper: every ``reap_interval`` seconds (default ``ttl / 3``) it takes over
   expired leases (a new epoch: the old holder is fenced off from then on) and
   applies the default policy, marking the task FAILED ("execution lost:
-  replica … stopped", :mod:`a2a_grpc.cluster.recovery`), then drops the lease.
+  replica … stopped", :mod:`a2a_grpc.cluster.recovery`) in a write that
+  drops the lease.
 
 It also runs the event relay (:mod:`a2a_grpc.cluster.bus`): the handler's
 bus becomes a :class:`~a2a_grpc.cluster.bus.ClusterBus` fed by other replicas'
@@ -42,7 +51,7 @@ from dataclasses import dataclass
 
 from a2a_grpc.cluster.bus import ClusterBus, EventRelay, PgEventRelay
 from a2a_grpc.cluster.recovery import fail_lost_task
-from a2a_grpc.cluster.store import ClusterStore, TakenLease
+from a2a_grpc.cluster.store import ClusterStore, NewLease, TakenLease
 from a2a_grpc.context import Owner
 from a2a_grpc.drive import Driver, TaskWriter
 from a2a_grpc.errors import A2AError
@@ -50,7 +59,7 @@ from a2a_grpc.events import Subscription
 from a2a_grpc.execution import Drive, Execution, Executions, busy_error
 from a2a_grpc.executor import ExecutorContext
 from a2a_grpc.handler import RequestHandler
-from a2a_grpc.store.base import LeaseLostError, StoredTask
+from a2a_grpc.store.base import Fence, LeaseLostError, StoredTask
 from a2a_grpc.types import is_terminal, pb
 
 __all__ = ["Cluster", "ClusterConfig", "LeasedExecutions", "default_replica_id"]
@@ -105,6 +114,7 @@ class LeasedExecutions(Executions):
         self.control: Callable[[str], Awaitable[None]] = store.send_control
         #: lease epoch → execution, for the heartbeat.
         self.leased: dict[int, Execution] = {}
+        store.on_lease_dropped = self._dropped
 
     def _leased(self, drive: Drive) -> Drive:
         async def leased_drive(ex: Execution, ctx: ExecutorContext) -> None:
@@ -115,9 +125,24 @@ class LeasedExecutions(Executions):
 
         return leased_drive
 
+    def _hold(self, ex: Execution, fence: Fence | None) -> None:
+        """``ex`` holds the lease ``fence`` (None: it took none, and may not write again)."""
+        if fence is None:
+            ex.fence = Fence(ex.task_id, 0)  # no lease has epoch 0: a later write fails
+            return
+        ex.fence, ex.lease_held = fence, True
+        self.leased[fence.epoch] = ex
+
+    def _dropped(self, fence: Fence) -> None:
+        """A write of the execution holding ``fence`` dropped its lease."""
+        ex = self.leased.pop(fence.epoch, None)
+        if ex is not None:
+            ex.lease_held = False
+
     async def _release(self, ex: Execution) -> None:
         fence = ex.fence
-        if fence is not None:
+        if fence is not None and ex.lease_held:
+            ex.lease_held = False
             self.leased.pop(fence.epoch, None)
             try:
                 await self.store.release_lease(fence)
@@ -127,9 +152,18 @@ class LeasedExecutions(Executions):
     async def start(
         self, ex: Execution, prepare: Callable[[], Awaitable[ExecutorContext]], *, stream: bool
     ) -> None:
-        """As :meth:`Executions.start`, with the task's lease taken before
+        """As :meth:`Executions.start`, with the task's lease: a new task's
+        is taken by the write that creates it (:class:`~a2a_grpc.cluster.store.NewLease`;
+        none when that write leaves it terminal); an existing task's before
         ``prepare``: UNSUPPORTED_OPERATION ("task is busy") when another
         replica holds it."""
+        if ex.existing is None:
+            ttl, hold = self.config.lease_ttl, lambda f: self._hold(ex, f)
+            # A push config: the creation snapshot is a second write (drive._create).
+            always = ex.push_config is not None
+            ex.fence = NewLease(ex.task_id, 0, self.config.replica_id, ttl, hold, [], always)
+            await super().start(ex, prepare, stream=stream)
+            return
 
         async def leased_prepare() -> ExecutorContext:
             fence = await self.store.acquire_lease(
@@ -137,12 +171,10 @@ class LeasedExecutions(Executions):
             )
             if fence is None:
                 raise busy_error(ex.task_id)
-            ex.fence = fence
-            self.leased[fence.epoch] = ex
-            if ex.existing is not None:
-                # Another replica's execution of the task may have ended since
-                # the handler read it: count one so that prepare reads it again.
-                self.ended += 1
+            self._hold(ex, fence)
+            # Another replica's execution of the task may have ended since
+            # the handler read it: count one so that prepare reads it again.
+            self.ended += 1
             try:
                 return await prepare()
             except BaseException:
@@ -195,10 +227,11 @@ class LeasedExecutions(Executions):
         why += f"the execution did not stop within {grace_seconds:g} s)"
         log.warning("task %s: %s", stored.task.id, why)
         try:
-            await fail_lost_task(self.writer, owner, stored, why, fence=fence, canceled=True)
+            done = await fail_lost_task(self.writer, owner, stored, why, fence=fence, canceled=True)
         except LeaseLostError:
             return
-        await self.store.release_lease(fence)
+        if done is None:  # the task ended meanwhile; else the CANCELED write dropped the lease
+            await self.store.release_lease(fence)
 
 
 def _relay(config: ClusterConfig, store: ClusterStore, bus: ClusterBus) -> EventRelay:
@@ -288,7 +321,10 @@ class Cluster:
         held = dict(self.executions.leased)
         alive = await self.store.renew_leases(list(held), self.config.lease_ttl)
         for epoch, ex in held.items():
-            if epoch not in alive and self.executions.leased.pop(epoch, None) is not None:
+            if epoch in alive or epoch in self.store.dropping:  # dropping: its final write is in flight
+                continue
+            if self.executions.leased.pop(epoch, None) is not None:
+                ex.lease_held = False
                 log.warning("task %s: lease %d was taken over; stopping its execution", ex.task_id, epoch)
                 self.executions.interrupt(ex, "shutdown")
 
@@ -322,6 +358,7 @@ class Cluster:
                 done = await fail_lost_task(self.writer, lease.owner, stored, why, fence=fence)
                 if done is not None:
                     log.warning("task %s: execution lost (%s): marked FAILED", fence.task_id, why)
+                    return  # the FAILED write dropped the lease
         except LeaseLostError:
             return  # another reaper took it from this one (it was paused too long)
         await self.store.release_lease(fence)

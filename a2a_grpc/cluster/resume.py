@@ -66,6 +66,7 @@ async def resume(
 
     async def prepare() -> ExecutorContext:
         executions.leased[fence.epoch] = ex
+        ex.lease_held = True
         snapshot = pb.Task()
         snapshot.CopyFrom(task)
         return ExecutorContext(

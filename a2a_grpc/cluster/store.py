@@ -24,6 +24,27 @@ the claim is renewed by each read and dropped when the pair has nothing
 pending. The claim of a replica that died expires and another replica sends
 what it left unmarked again, with the same ``A2A-Notification-Id``.
 
+The lease rides the task's own writes where it can: a new task's is taken by
+the write that creates it, in the same transaction (its fence is a
+:class:`NewLease` until then: the task does not exist before that commit, so
+no write of it can be fenced off), and none is taken when that write leaves
+the task terminal; the fenced write that leaves a task terminal deletes the
+lease row after its fence check, in the same transaction
+(``on_lease_dropped`` once committed; nothing of an execution is written
+after its terminal write). So an execution of one write (the echo agent's
+SendMessage) runs no lease statement of its own, and a blocking caller is
+answered at that commit (a new task with a push config keeps the lease its
+creation took even when terminal: the creation snapshot's outbox write
+follows, and drops it). An execution that continues an existing task takes
+the lease before the agent runs
+(:meth:`ClusterStore.acquire_lease`); one that ends without a terminal write
+(input-required, auth-required) releases it as it ends
+(:meth:`ClusterStore.release_lease`): both are bodies of the group commit,
+sharing its transactions. What lease timing depends on (the heartbeat, the
+reaper's takeovers, a forced cancel's steal) and the push claims run on the
+pooled connections, each in a transaction of its own, so they never wait
+behind a batch of task writes.
+
 Every write of an execution is fenced (:meth:`ClusterStore.check_fence`): its
 transaction first takes the lease row ``FOR KEY SHARE`` at the execution's
 epoch and commits only if it is still there; a takeover changes the row's
@@ -63,7 +84,7 @@ from a2a_grpc.store.base import Fence, LeaseLostError, OutboxEntry, OutboxRecord
 from a2a_grpc.store.sql import SqlTaskStore
 from a2a_grpc.types import is_terminal, pb
 
-__all__ = ["ClusterStore", "TakenLease"]
+__all__ = ["ClusterStore", "NewLease", "TakenLease"]
 
 _NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 
@@ -76,6 +97,24 @@ class TakenLease:
     owner: Owner
     previous_replica: str
     fence: Fence
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NewLease(Fence):
+    """The fence of an execution whose task does not exist yet: its lease is
+    taken by the write that creates the task (:meth:`ClusterStore.create`),
+    for ``replica`` and ``ttl`` seconds, unless that write leaves the task
+    terminal (then no lease is needed) and not ``always`` (a second write of
+    the execution follows, which drops it). ``taken`` is called once the
+    creation committed, with the lease's real fence (None: no lease was
+    taken). Its own epoch is 0, which no lease has: a write fenced by it
+    that is not a creation fails with LeaseLostError."""
+
+    replica: str
+    ttl: float
+    taken: Callable[[Fence | None], None]
+    epochs: list[int]  # the epoch the creation body took (the body may run twice)
+    always: bool = False
 
 
 def _leases_table(md: MetaData, prefix: str) -> Table:
@@ -155,6 +194,11 @@ class ClusterStore(SqlTaskStore):
         self.notify_in_transaction = True
         #: Called with (task id, version) once a task write has committed.
         self.on_commit: Callable[[str, int], None] | None = None
+        #: Called with the fence of a write that dropped its lease, once committed.
+        self.on_lease_dropped: Callable[[Fence], None] | None = None
+        #: Epochs whose lease a write in flight drops (the heartbeat must not
+        #: take their absence for a takeover).
+        self.dropping: set[int] = set()
         self._event_statements()
         self._lease_statements()
         self._sql_claim = self._claim_statement()
@@ -237,11 +281,35 @@ class ClusterStore(SqlTaskStore):
         fence: Fence | None = None,
         events: SequenceOf[pb.StreamResponse] = (),
     ) -> int:
-        """As the SQL store's; then ``on_commit``."""
+        """As the SQL store's; given a :class:`NewLease` fence, the task's
+        lease is taken in the same transaction unless the task is created
+        terminal (then ``fence.taken(None)``; else ``fence.taken`` gets the
+        new lease's fence, once committed). Then ``on_commit``."""
         version = await super().create(task, owner, fence=fence, events=events)
+        if isinstance(fence, NewLease):
+            fence.taken(Fence(task.id, fence.epochs[0]) if fence.epochs else None)
         if self.on_commit is not None:
             self.on_commit(task.id, version)
         return version
+
+    def _create_tx(self, conn: Connection, task: pb.Task, *args: Any, **kwargs: Any) -> Any:
+        """The SQL store's creation body; then, for a :class:`NewLease`
+        (nothing to fence: the task did not exist), the lease row."""
+        new = next((a for a in (*args, *kwargs.values()) if isinstance(a, NewLease)), None)
+        if new is not None:
+            new.epochs.clear()  # a batch that is run again runs its bodies again
+            args = tuple(None if a is new else a for a in args)
+            kwargs = {k: None if v is new else v for k, v in kwargs.items()}
+        result = super()._create_tx(conn, task, *args, **kwargs)
+        if new is not None and (new.always or not is_terminal(task.status.state)):
+            owner = next(a for a in args if isinstance(a, Owner))
+            params: dict[str, Any] = {"task": task.id, "tenant": owner.tenant, "user": owner.user}
+            params.update(replica=new.replica, ttl=new.ttl)
+            epoch = conn.execute(self._sql_acquire, params).scalar_one_or_none()
+            if epoch is None:  # a stale lease row of a task id just inserted: roll back
+                raise RuntimeError(f"task {task.id} already has a lease row")
+            new.epochs.append(int(epoch))
+        return result
 
     async def update(
         self,
@@ -254,13 +322,38 @@ class ClusterStore(SqlTaskStore):
         events: SequenceOf[pb.StreamResponse] = (),
         append: pb.Artifact | None = None,
     ) -> int:
-        """As the SQL store's; then ``on_commit``."""
-        version = await super().update(
-            task, owner, expected_version, outbox=outbox, fence=fence, events=events, append=append
-        )
+        """As the SQL store's; a fenced write that leaves the task terminal
+        also drops the lease, in the same transaction (then
+        ``on_lease_dropped(fence)``, once committed; a later write with that
+        fence fails with LeaseLostError). Then ``on_commit``."""
+        drops = fence is not None and fence.epoch > 0 and is_terminal(task.status.state)
+        if drops:
+            assert fence is not None
+            self.dropping.add(fence.epoch)
+        try:
+            version = await super().update(
+                task, owner, expected_version, outbox=outbox, fence=fence, events=events, append=append
+            )
+        finally:
+            if drops:
+                assert fence is not None
+                self.dropping.discard(fence.epoch)
+        if drops and self.on_lease_dropped is not None:
+            assert fence is not None
+            self.on_lease_dropped(fence)
         if self.on_commit is not None:
             self.on_commit(task.id, version)
         return version
+
+    def _update_tx(self, conn: Connection, task: pb.Task, *args: Any, **kwargs: Any) -> Any:
+        """The SQL store's update body (fenced); then, when it leaves the
+        task terminal, the lease row goes (the fence took it FOR KEY SHARE
+        in this transaction, so it is still this epoch's)."""
+        result = super()._update_tx(conn, task, *args, **kwargs)
+        fence = next((a for a in (*args, *kwargs.values()) if isinstance(a, Fence)), None)
+        if fence is not None and fence.epoch > 0 and is_terminal(task.status.state):
+            conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
+        return result
 
     async def events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
         """The logged events of ``task_id`` with versions above ``after``, in
@@ -350,11 +443,16 @@ class ClusterStore(SqlTaskStore):
     async def acquire_lease(self, task_id: str, owner: Owner, replica: str, ttl: float) -> Fence | None:
         """Takes the lease of ``task_id`` for ``ttl`` seconds; None when the
         task already has one (running elsewhere, or expired and not yet
-        taken over by a reaper)."""
+        taken over by a reaper). Group-committed with the task writes."""
         params = {"task": task_id, "tenant": owner.tenant, "user": owner.user, "replica": replica, "ttl": ttl}
-        async with self._write() as conn:
-            epoch = (await conn.execute(self._sql_acquire, params)).scalar_one_or_none()
+        epoch = await self._run_write(self._scalar_tx, self._sql_acquire, params)
         return None if epoch is None else Fence(task_id, int(epoch))
+
+    @staticmethod
+    def _scalar_tx(conn: Connection, statement: Any, params: dict[str, Any]) -> Any:
+        """A group-committed body of one statement that cannot fail on a
+        conflict (ON CONFLICT DO NOTHING, a DELETE): its first column, if any."""
+        return conn.execute(statement, params).scalar_one_or_none()
 
     async def renew_leases(self, epochs: list[int], ttl: float) -> set[int]:
         """Extends the leases with these epochs by ``ttl`` seconds from now;
@@ -367,8 +465,9 @@ class ClusterStore(SqlTaskStore):
 
     async def release_lease(self, fence: Fence) -> None:
         """Drops the lease if it still has ``fence``'s epoch (no-op otherwise)."""
-        async with self._write() as conn:
-            await conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
+        await self._run_write(
+            self._scalar_tx, self._sql_release, {"task": fence.task_id, "epoch": fence.epoch}
+        )
 
     async def take_over_expired(self, replica: str, ttl: float, limit: int = 100) -> list[TakenLease]:
         """Takes over up to ``limit`` expired leases for ``replica`` (new
