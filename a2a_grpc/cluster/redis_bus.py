@@ -105,7 +105,8 @@ class RedisEventRelay(EventRelay):
                         last[name] = entry_id
                         payload = fields[b"p"].decode()
                         if name == self.events_stream:
-                            self.event(payload)
+                            task_id, _, version = payload.rpartition(":")
+                            self.notified(task_id, int(version))
                         else:
                             self.control(payload)
         except asyncio.CancelledError:

@@ -12,10 +12,12 @@ replicas' clocks never meet.
 Every task write also appends the stream event it produced to
 ``<prefix>task_events`` (task id, version, event bytes, whether the task is
 terminal after it, commit time) in the same transaction, and sends
-``pg_notify('<prefix>events', 'task:version')``, which PostgreSQL delivers to
-the listening replicas only once the transaction commits
-(:mod:`a2a_grpc.cluster.bus`). Each version of a task has exactly one event
-row, so a reader that knows version V reads the rest with ``version > V``.
+``pg_notify('<prefix>events', payload)``, which PostgreSQL delivers to the
+listening replicas only once the transaction commits
+(:mod:`a2a_grpc.cluster.bus`). The payload (:func:`notification`) carries the
+event itself when it fits PostgreSQL's 8000-byte limit, so a listener needs no
+query for it. Each version of a task has exactly one event row, so a reader
+that knows version V reads the rest with ``version > V``.
 
 Push delivery is claimed per (task, config) pair in ``<prefix>push_claims``
 (:meth:`ClusterStore.outbox_due`): every replica runs a dispatcher, and a
@@ -35,6 +37,8 @@ for the fenced writes in flight.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 from collections.abc import Sequence as SequenceOf
@@ -63,9 +67,38 @@ from a2a_grpc.store.base import Fence, LeaseLostError, OutboxEntry, OutboxRecord
 from a2a_grpc.store.sql import SqlTaskStore
 from a2a_grpc.types import is_terminal, pb
 
-__all__ = ["ClusterStore", "TakenLease"]
+__all__ = ["ClusterStore", "TakenLease", "ends_task", "notification", "parse_notification"]
 
 _NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+
+#: The longest NOTIFY payload, bytes: PostgreSQL refuses 8000 and more
+#: (its default ``BLCKSZ``).
+NOTIFY_LIMIT = 7999
+
+
+def notification(task_id: str, version: int, event: bytes, limit: int = NOTIFY_LIMIT) -> str:
+    """The NOTIFY payload of a task's new version: ``version:event:task id``,
+    the event in base64, or empty when the payload would exceed ``limit``
+    bytes (the listener then reads the row). The task id goes last, so it may
+    hold any character, ``:`` included."""
+    tail = f":{task_id}"
+    size = len(str(version)) + 1 + len(tail.encode())
+    if size + (len(event) + 2) // 3 * 4 > limit:
+        return f"{version}:{tail}"
+    return f"{version}:{base64.b64encode(event).decode('ascii')}{tail}"
+
+
+def parse_notification(payload: str) -> tuple[str, int, bytes | None]:
+    """(task id, version, the event's bytes or None when it was left out) of
+    a :func:`notification` payload; raises ValueError for anything else."""
+    version, event, task_id = payload.split(":", 2)
+    if not task_id:
+        raise ValueError(f"no task id in notification {payload[:80]!r}")
+    try:
+        data = binascii.a2b_base64(event, strict_mode=True) if event else None
+    except binascii.Error as exc:
+        raise ValueError(f"bad event in notification for task {task_id!r}: {exc}") from None
+    return task_id, int(version), data
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +214,10 @@ class ClusterStore(SqlTaskStore):
         self._sql_after = text(
             f"SELECT version, event, final FROM {ev} WHERE task_id = :task AND version > :after ORDER BY version"
         )
+        #: The same for a raw asyncpg connection (the relay's own).
+        self.raw_events_after = (
+            f"SELECT version, event, final FROM {ev} WHERE task_id = $1 AND version > $2 ORDER BY version"
+        )
         self._sql_prune = text(
             f"DELETE FROM {ev} WHERE task_id IN (SELECT task_id FROM {ev} "
             f"WHERE final AND created_at < {_NOW} - :age LIMIT :limit)"
@@ -216,15 +253,11 @@ class ClusterStore(SqlTaskStore):
 
     def log_event(self, conn: Connection, task_id: str, version: int, event: pb.StreamResponse) -> None:
         """Inside a task write: appends the event and (PostgreSQL bus) notifies
-        the listening replicas (delivered on commit; payload ``task:version``)."""
-        row = {
-            "task": task_id,
-            "version": version,
-            "event": event.SerializeToString(),
-            "final": _final(event),
-        }
+        the listening replicas (delivered on commit; payload :func:`notification`)."""
+        data = event.SerializeToString()
+        row = {"task": task_id, "version": version, "event": data, "final": ends_task(event)}
         if self.notify_in_transaction:
-            row.update(channel=self.channel, payload=f"{task_id}:{version}")
+            row.update(channel=self.channel, payload=notification(task_id, version, data))
             conn.execute(self._sql_event_notify, row)
         else:
             conn.execute(self._sql_event, row)
@@ -262,11 +295,18 @@ class ClusterStore(SqlTaskStore):
             self.on_commit(task.id, version)
         return version
 
-    async def events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+    async def events_after(
+        self, task_id: str, after: int, *, conn: Any = None
+    ) -> list[tuple[int, pb.StreamResponse, bool]]:
         """The logged events of ``task_id`` with versions above ``after``, in
-        version order: (version, event, whether the task is terminal after it)."""
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(self._sql_after, {"task": task_id, "after": after})).all()
+        version order: (version, event, whether the task is terminal after it).
+        Read on ``conn`` (a raw asyncpg connection, one query at a time) when
+        given, else on the pool."""
+        if conn is not None:
+            rows = await conn.fetch(self.raw_events_after, task_id, after)
+        else:
+            async with self.engine.connect() as pooled:
+                rows = (await pooled.execute(self._sql_after, {"task": task_id, "after": after})).all()
         return [(int(r[0]), pb.StreamResponse.FromString(r[1]), bool(r[2])) for r in rows]
 
     async def prune_events(self, older_than: float, limit: int = 1000) -> int:
@@ -405,8 +445,8 @@ class ClusterStore(SqlTaskStore):
             return int((await conn.execute(self._sql_count)).scalar_one())
 
 
-def _final(event: pb.StreamResponse) -> bool:
-    """Whether the task is terminal after ``event``."""
+def ends_task(event: pb.StreamResponse) -> bool:
+    """Whether the task is terminal after ``event`` (its log row's ``final``)."""
     kind = event.WhichOneof("payload")
     if kind == "task":
         return is_terminal(event.task.status.state)
