@@ -14,8 +14,8 @@ version and, when it fit the payload, the event itself. So
   next one: a notification missed, or the first one a new subscriber sees)
   makes the relay read the task's events above the last version delivered
   here from the log (on the relay's own connection) and publish them; reads
-  are serialized per task and coalesced, and a payload arriving meanwhile
-  waits for the read;
+  are serialized per task and coalesced (what a read returns that a payload
+  delivered meanwhile is dropped as a duplicate);
 - a notification lost while the listening connection was down costs nothing:
   on reconnect every followed task is read up from the table; a duplicate
   (a version already delivered) is dropped;
@@ -188,7 +188,7 @@ class EventRelay:
         delivered = self.bus.delivered(task_id)
         if version <= delivered:
             return  # an echo of a local publish, or a duplicate
-        if event is not None and version == delivered + 1 and task_id not in self._reading:
+        if event is not None and version == delivered + 1:
             try:
                 decoded = pb.StreamResponse.FromString(event)
             except Exception:  # not an event after all: the log has it
