@@ -67,7 +67,7 @@ from a2a_grpc.store.base import Fence, LeaseLostError, OutboxEntry, OutboxRecord
 from a2a_grpc.store.sql import SqlTaskStore
 from a2a_grpc.types import is_terminal, pb
 
-__all__ = ["ClusterStore", "TakenLease", "ends_task", "notification", "parse_notification"]
+__all__ = ["NOTIFY_LIMIT", "ClusterStore", "TakenLease", "ends_task", "notification", "parse_notification"]
 
 _NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 
@@ -186,8 +186,9 @@ class ClusterStore(SqlTaskStore):
         #: Whether each event write also NOTIFYs (the PostgreSQL bus); another
         #: bus sets it False and is told of each commit by ``on_commit``.
         self.notify_in_transaction = True
-        #: Called with (task id, version) once a task write has committed.
-        self.on_commit: Callable[[str, int], None] | None = None
+        #: Called with (task id, version, the events logged: versions up to
+        #: ``version``, in order) once a task write has committed.
+        self.on_commit: Callable[[str, int, SequenceOf[pb.StreamResponse]], None] | None = None
         self._event_statements()
         self._lease_statements()
         self._sql_claim = self._claim_statement()
@@ -273,7 +274,7 @@ class ClusterStore(SqlTaskStore):
         """As the SQL store's; then ``on_commit``."""
         version = await super().create(task, owner, fence=fence, events=events)
         if self.on_commit is not None:
-            self.on_commit(task.id, version)
+            self.on_commit(task.id, version, events or (pb.StreamResponse(task=task),))
         return version
 
     async def update(
@@ -292,7 +293,7 @@ class ClusterStore(SqlTaskStore):
             task, owner, expected_version, outbox=outbox, fence=fence, events=events, append=append
         )
         if self.on_commit is not None:
-            self.on_commit(task.id, version)
+            self.on_commit(task.id, version, events or (pb.StreamResponse(task=task),))
         return version
 
     async def events_after(

@@ -7,6 +7,8 @@ The subscriber sees every version once, in order, whatever the path."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import uuid
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -15,6 +17,7 @@ import pytest
 from a2a_grpc.cluster.bus import ClusterBus, PgEventRelay
 from a2a_grpc.cluster.store import NOTIFY_LIMIT, ClusterStore, notification, parse_notification
 from a2a_grpc.context import Owner
+from a2a_grpc.events import Subscription
 from a2a_grpc.types import pb
 from tests.cluster.replicas import drop_database, fresh_database
 from tests.store.storekit import PG_URL, make_task, postgres_skip_reason
@@ -164,3 +167,51 @@ async def _notify(store: ClusterStore, payload: str) -> None:
         await conn.execute("SELECT pg_notify($1, $2)", store.channel, payload)
     finally:
         await conn.close()
+
+
+async def test_redis_entries_carry_the_events() -> None:
+    """The Redis relay: one stream entry per event (several events in one
+    write each get theirs, with its version), the event in it unless too
+    large; the subscriber sees every version once, in order."""
+    reason = await postgres_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=2).close()
+    except OSError as exc:
+        pytest.skip(f"Redis not reachable: {exc}")
+    from a2a_grpc.cluster.redis_bus import RedisEventRelay
+
+    url = await fresh_database(PG_URL)
+    store = ClusterStore(url, table_prefix=f"r{uuid.uuid4().hex[:8]}_")
+    await store.open()
+    relay = RedisEventRelay(store, ClusterBus(), "redis://127.0.0.1:6379", name="test", sweep_seconds=60)
+    reads: list[int] = []
+    read = relay._events_after
+
+    async def counted(task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+        reads.append(after)
+        return await read(task_id, after)
+
+    relay._events_after = counted  # type: ignore[method-assign]
+    await relay.start()
+    try:
+        sub = relay.bus.subscribe("t")
+        task = make_task("t")
+        sent = {1: pb.StreamResponse(task=task), 2: _chunk("a"), 3: _chunk("b")}
+        await store.create(task, OWNER)
+        await store.update(task, OWNER, 1, events=(sent[2], sent[3]))  # one write, versions 2 and 3
+        sent[4], sent[5] = _chunk("x" * (NOTIFY_LIMIT + 1)), _done()
+        await store.update(task, OWNER, 3, events=(sent[4],))
+        await store.update(task, OWNER, 4, events=(sent[5],))
+        got = await asyncio.wait_for(_all(sub), 10)
+    finally:
+        await relay.stop()
+        await store.close()
+        await drop_database(PG_URL, url)
+    assert got == sorted(sent.items())
+    assert reads[0] == 3  # only the large one was read (with v5, or v5 again)
+
+
+async def _all(sub: Subscription) -> list[tuple[int, pb.StreamResponse]]:
+    return [item async for item in sub]
