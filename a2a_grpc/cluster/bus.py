@@ -2,18 +2,25 @@
 subscribers on every other one, in version order, each exactly once.
 
 The log is the truth (``task_events``, written in the task write's own
-transaction: :mod:`a2a_grpc.cluster.store`); the bus only says *when* to read
-it. :class:`PgEventRelay` listens on the store's PostgreSQL channel; each
-notification (``task:version``, delivered only on commit) of a task that has
-subscribers here makes it read that task's events above the last version
-delivered here and publish them on the local :class:`ClusterBus`. So
+transaction: :mod:`a2a_grpc.cluster.store`); the bus says *when* there is
+something new, and may carry the event with it. :class:`PgEventRelay` listens
+on the store's PostgreSQL channel; each notification (delivered only on
+commit) of a task that has subscribers here names the task and its new
+version and, when it fit the payload, the event itself. So
 
-- a burst of notifications costs one read per task (reads are serialized per
-  task and coalesced);
+- the next version with its event (the common case) is published at once,
+  from the payload: no query, no task;
+- anything else (an event too large for the payload, a version beyond the
+  next one: a notification missed, or the first one a new subscriber sees)
+  makes the relay read the task's events above the last version delivered
+  here from the log (on the relay's own connection) and publish them; reads
+  are serialized per task and coalesced (what a read returns that a payload
+  delivered meanwhile is dropped as a duplicate);
 - a notification lost while the listening connection was down costs nothing:
-  on reconnect every followed task is read up from the table;
+  on reconnect every followed task is read up from the table; a duplicate
+  (a version already delivered) is dropped;
 - the replica that wrote an event publishes it locally as before; its echo
-  from the channel finds nothing new.
+  from the channel is a version already delivered.
 
 The same connection listens on the control channel (``cancel:<task id>``):
 CancelTask on one replica interrupts the execution on the replica holding
@@ -34,7 +41,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from a2a_grpc.cluster.store import ClusterStore
+from a2a_grpc.cluster.store import ClusterStore, ends_task, parse_notification
 from a2a_grpc.events import EventBus, Subscription
 from a2a_grpc.types import pb
 
@@ -84,9 +91,10 @@ class ClusterBus(EventBus):
 
 
 class EventRelay:
-    """Feeds ``bus`` from ``store``'s event log when a backend says a task
-    has new committed events (``task:version`` payloads), and carries
-    control messages between replicas. Subclasses connect to the backend.
+    """Feeds ``bus`` when a backend says a task has a new committed version
+    (:meth:`notified`: from the event it carried, else from ``store``'s event
+    log), and carries control messages between replicas. Subclasses connect
+    to the backend.
 
     ``start`` connects (raising when it cannot: the server does not serve
     without it); a dropped connection is re-established every
@@ -170,11 +178,25 @@ class EventRelay:
             except Exception:  # health is advisory: never stop the relay for it
                 log.exception("event relay: cannot report health")
 
-    def event(self, payload: str) -> None:
-        """A task has committed events up to the version in ``task:version``."""
-        task_id, _, version = payload.rpartition(":")
-        if self.bus.subscriber_count(task_id) and int(version) > self.bus.delivered(task_id):
-            self._read(task_id)
+    def notified(self, task_id: str, version: int, event: bytes | None = None) -> None:
+        """``task_id`` committed ``version``, whose event is ``event`` (its
+        bytes; None when the backend did not carry it). The next version with
+        its event is published now; a later one, or one without its event,
+        is read from the log with whatever else is missing."""
+        if not self.bus.subscriber_count(task_id):
+            return
+        delivered = self.bus.delivered(task_id)
+        if version <= delivered:
+            return  # an echo of a local publish, or a duplicate
+        if event is not None and version == delivered + 1:
+            try:
+                decoded = pb.StreamResponse.FromString(event)
+            except Exception:  # not an event after all: the log has it
+                log.warning("event relay: undecodable event %s of task %s", version, task_id)
+            else:
+                self.bus.publish(task_id, version, decoded, last=ends_task(decoded))
+                return
+        self._read(task_id)
 
     def control(self, payload: str) -> None:
         """A control message from another replica."""
@@ -196,7 +218,7 @@ class EventRelay:
                 self._again.discard(task_id)
                 after = self.bus.delivered(task_id)
                 if self.bus.subscriber_count(task_id):
-                    for version, event, final in await self.store.events_after(task_id, after):
+                    for version, event, final in await self._events_after(task_id, after):
                         self.bus.publish(task_id, version, event, last=final)
                 if task_id not in self._again:
                     return
@@ -205,11 +227,15 @@ class EventRelay:
         finally:
             self._reading.discard(task_id)
 
+    async def _events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+        return await self.store.events_after(task_id, after)
+
 
 class PgEventRelay(EventRelay):
     """The relay on PostgreSQL LISTEN/NOTIFY: the store's own transaction
     sends the NOTIFY, so a notification exists exactly when the event was
-    committed. Its session is named ``a2a-relay-<name>`` (``application_name``)."""
+    committed. The listening session (``application_name`` ``a2a-relay-<name>``)
+    also runs the relay's log reads, one at a time."""
 
     backend = "PostgreSQL LISTEN/NOTIFY"
 
@@ -218,6 +244,7 @@ class PgEventRelay(EventRelay):
     ) -> None:
         super().__init__(store, bus, name=name, retry_seconds=retry_seconds)
         self._conn: Any = None
+        self._query = asyncio.Lock()
 
     async def send_control(self, message: str) -> None:
         await self.store.send_control(message)
@@ -230,11 +257,25 @@ class PgEventRelay(EventRelay):
             url, timeout=10, server_settings={"application_name": f"a2a-relay-{self.name}"[:63]}
         )
         conn.add_termination_listener(lambda _c: self.connected.clear())
-        await conn.add_listener(self.store.channel, lambda _c, _p, _ch, payload: self.event(payload))
+        await conn.add_listener(self.store.channel, lambda _c, _p, _ch, payload: self._heard(payload))
         await conn.add_listener(
             self.store.control_channel, lambda _c, _p, _ch, payload: self.control(payload)
         )
         self._conn = conn
+
+    def _heard(self, payload: str) -> None:
+        try:
+            task_id, version, event = parse_notification(payload)
+        except ValueError as exc:  # not this version's format: nothing to go by
+            log.warning("event relay: ignoring notification %.80r: %s", payload, exc)
+            return
+        self.notified(task_id, version, event)
+
+    async def _events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+        if not self._alive():  # meanwhile, the pool's
+            return await self.store.events_after(task_id, after)
+        async with self._query:
+            return await self.store.events_after(task_id, after, conn=self._conn)
 
     def _alive(self) -> bool:
         return self._conn is not None and not self._conn.is_closed()

@@ -1,14 +1,16 @@
 """The cluster's event bus on Redis Streams (``--bus redis://HOST:PORT``).
 
-Fed from committed rows: a replica appends ``task:version`` to the stream
+Fed from committed rows: a replica appends one entry per event to the stream
 ``<prefix>events`` only after the task write committed (the store's
-``on_commit``), and a reader never takes the stream entry's word for the
-event: it reads the task's events above what it delivered from the log
-(:class:`~a2a_grpc.cluster.bus.EventRelay`). So a stream entry is only a
-wake-up; nothing is lost when one is (a replica killed between its commit and
-its XADD, a stream trimmed past an entry): the next entry of the task, or the
-sweep that re-reads every followed task each ``sweep_seconds``, reads the
-missing rows from the table. Control messages (``cancel:<task id>``) go to
+``on_commit``; the entries of one event-loop iteration's commits in one
+pipelined round trip): ``task:version`` and the event's bytes when they are
+at most :data:`~a2a_grpc.cluster.store.NOTIFY_LIMIT`. A reader publishes the
+next version from the entry and reads anything else from the log
+(:meth:`~a2a_grpc.cluster.bus.EventRelay.notified`), so nothing is lost when
+an entry is (a replica killed between its commit and its XADD, a stream
+trimmed past an entry): the next entry of the task, or the sweep that
+re-reads every followed task each ``sweep_seconds``, reads the missing rows
+from the table. Control messages (``cancel:<task id>``) go to
 the stream ``<prefix>control``. Both streams are capped (``MAXLEN ~``).
 
 Needs the ``redis`` package (``pip install a2a-grpc[cluster]``).
@@ -19,10 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from a2a_grpc.cluster.bus import ClusterBus, EventRelay
-from a2a_grpc.cluster.store import ClusterStore
+from a2a_grpc.cluster.store import NOTIFY_LIMIT, ClusterStore
+from a2a_grpc.types import pb
 
 __all__ = ["RedisEventRelay"]
 
@@ -58,20 +62,39 @@ class RedisEventRelay(EventRelay):
         self._reader: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Task[None]] = set()
+        self._entries: list[dict[str, str | bytes]] = []
 
-    def _committed(self, task_id: str, version: int) -> None:
-        """After a commit: appends the wake-up (never awaited by the writer)."""
+    def _committed(self, task_id: str, version: int, events: Sequence[pb.StreamResponse]) -> None:
+        """After a commit: queues one entry per event, appended at the end of
+        this loop iteration (never awaited by the writer)."""
         if self._redis is None:
             return  # the sweep reads it once connected
-        task = asyncio.get_running_loop().create_task(self._xadd(self.events_stream, f"{task_id}:{version}"))
+        if not self._entries:
+            asyncio.get_running_loop().call_soon(self._flush)
+        first = version - len(events) + 1
+        for i, event in enumerate(events):
+            entry: dict[str, str | bytes] = {"p": f"{task_id}:{first + i}"}
+            data = event.SerializeToString()
+            if len(data) <= NOTIFY_LIMIT:
+                entry["e"] = data
+            self._entries.append(entry)
+
+    def _flush(self) -> None:
+        entries, self._entries = self._entries, []
+        if self._redis is None or not entries:
+            return
+        task = asyncio.get_running_loop().create_task(self._xadd(self._redis, entries))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
-    async def _xadd(self, stream: str, payload: str) -> None:
+    async def _xadd(self, client: Any, entries: list[dict[str, str | bytes]]) -> None:
         try:
-            await self._redis.xadd(stream, {"p": payload}, maxlen=_MAXLEN, approximate=True)
+            async with client.pipeline(transaction=False) as pipe:
+                for entry in entries:
+                    pipe.xadd(self.events_stream, entry, maxlen=_MAXLEN, approximate=True)
+                await pipe.execute()
         except Exception as exc:  # the sweep makes up for it
-            log.warning("event relay: XADD to %s failed: %s", stream, exc)
+            log.warning("event relay: XADD to %s failed: %s", self.events_stream, exc)
 
     async def send_control(self, message: str) -> None:
         await self._redis.xadd(self.control_stream, {"p": message}, maxlen=_MAXLEN, approximate=True)
@@ -105,7 +128,8 @@ class RedisEventRelay(EventRelay):
                         last[name] = entry_id
                         payload = fields[b"p"].decode()
                         if name == self.events_stream:
-                            self.event(payload)
+                            task_id, _, version = payload.rpartition(":")
+                            self.notified(task_id, int(version), fields.get(b"e"))
                         else:
                             self.control(payload)
         except asyncio.CancelledError:

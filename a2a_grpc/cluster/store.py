@@ -12,10 +12,12 @@ replicas' clocks never meet.
 Every task write also appends the stream event it produced to
 ``<prefix>task_events`` (task id, version, event bytes, whether the task is
 terminal after it, commit time) in the same transaction, and sends
-``pg_notify('<prefix>events', 'task:version')``, which PostgreSQL delivers to
-the listening replicas only once the transaction commits
-(:mod:`a2a_grpc.cluster.bus`). Each version of a task has exactly one event
-row, so a reader that knows version V reads the rest with ``version > V``.
+``pg_notify('<prefix>events', payload)``, which PostgreSQL delivers to the
+listening replicas only once the transaction commits
+(:mod:`a2a_grpc.cluster.bus`). The payload (:func:`notification`) carries the
+event itself when it fits PostgreSQL's 8000-byte limit, so a listener needs no
+query for it. Each version of a task has exactly one event row, so a reader
+that knows version V reads the rest with ``version > V``.
 
 Push delivery is claimed per (task, config) pair in ``<prefix>push_claims``
 (:meth:`ClusterStore.outbox_due`): every replica runs a dispatcher, and a
@@ -56,6 +58,8 @@ for the fenced writes in flight.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 from collections.abc import Sequence as SequenceOf
@@ -84,9 +88,46 @@ from a2a_grpc.store.base import Fence, LeaseLostError, OutboxEntry, OutboxRecord
 from a2a_grpc.store.sql import SqlTaskStore
 from a2a_grpc.types import is_terminal, pb
 
-__all__ = ["ClusterStore", "NewLease", "TakenLease"]
+__all__ = [
+    "NOTIFY_LIMIT",
+    "ClusterStore",
+    "NewLease",
+    "TakenLease",
+    "ends_task",
+    "notification",
+    "parse_notification",
+]
 
 _NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+
+#: The longest NOTIFY payload, bytes: PostgreSQL refuses 8000 and more
+#: (its default ``BLCKSZ``).
+NOTIFY_LIMIT = 7999
+
+
+def notification(task_id: str, version: int, event: bytes, limit: int = NOTIFY_LIMIT) -> str:
+    """The NOTIFY payload of a task's new version: ``version:event:task id``,
+    the event in base64, or empty when the payload would exceed ``limit``
+    bytes (the listener then reads the row). The task id goes last, so it may
+    hold any character, ``:`` included."""
+    tail = f":{task_id}"
+    size = len(str(version)) + 1 + len(tail.encode())
+    if size + (len(event) + 2) // 3 * 4 > limit:
+        return f"{version}:{tail}"
+    return f"{version}:{base64.b64encode(event).decode('ascii')}{tail}"
+
+
+def parse_notification(payload: str) -> tuple[str, int, bytes | None]:
+    """(task id, version, the event's bytes or None when it was left out) of
+    a :func:`notification` payload; raises ValueError for anything else."""
+    version, event, task_id = payload.split(":", 2)
+    if not task_id:
+        raise ValueError(f"no task id in notification {payload[:80]!r}")
+    try:
+        data = binascii.a2b_base64(event, strict_mode=True) if event else None
+    except binascii.Error as exc:
+        raise ValueError(f"bad event in notification for task {task_id!r}: {exc}") from None
+    return task_id, int(version), data
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +233,9 @@ class ClusterStore(SqlTaskStore):
         #: Whether each event write also NOTIFYs (the PostgreSQL bus); another
         #: bus sets it False and is told of each commit by ``on_commit``.
         self.notify_in_transaction = True
-        #: Called with (task id, version) once a task write has committed.
-        self.on_commit: Callable[[str, int], None] | None = None
+        #: Called with (task id, version, the events logged: versions up to
+        #: ``version``, in order) once a task write has committed.
+        self.on_commit: Callable[[str, int, SequenceOf[pb.StreamResponse]], None] | None = None
         #: Called with the fence of a write that dropped its lease, once committed.
         self.on_lease_dropped: Callable[[Fence], None] | None = None
         #: Epochs whose lease a write in flight drops (the heartbeat must not
@@ -224,6 +266,10 @@ class ClusterStore(SqlTaskStore):
         )
         self._sql_after = text(
             f"SELECT version, event, final FROM {ev} WHERE task_id = :task AND version > :after ORDER BY version"
+        )
+        #: The same for a raw asyncpg connection (the relay's own).
+        self.raw_events_after = (
+            f"SELECT version, event, final FROM {ev} WHERE task_id = $1 AND version > $2 ORDER BY version"
         )
         self._sql_prune = text(
             f"DELETE FROM {ev} WHERE task_id IN (SELECT task_id FROM {ev} "
@@ -260,15 +306,11 @@ class ClusterStore(SqlTaskStore):
 
     def log_event(self, conn: Connection, task_id: str, version: int, event: pb.StreamResponse) -> None:
         """Inside a task write: appends the event and (PostgreSQL bus) notifies
-        the listening replicas (delivered on commit; payload ``task:version``)."""
-        row = {
-            "task": task_id,
-            "version": version,
-            "event": event.SerializeToString(),
-            "final": _final(event),
-        }
+        the listening replicas (delivered on commit; payload :func:`notification`)."""
+        data = event.SerializeToString()
+        row = {"task": task_id, "version": version, "event": data, "final": ends_task(event)}
         if self.notify_in_transaction:
-            row.update(channel=self.channel, payload=f"{task_id}:{version}")
+            row.update(channel=self.channel, payload=notification(task_id, version, data))
             conn.execute(self._sql_event_notify, row)
         else:
             conn.execute(self._sql_event, row)
@@ -289,7 +331,7 @@ class ClusterStore(SqlTaskStore):
         if isinstance(fence, NewLease):
             fence.taken(Fence(task.id, fence.epochs[0]) if fence.epochs else None)
         if self.on_commit is not None:
-            self.on_commit(task.id, version)
+            self.on_commit(task.id, version, events or (pb.StreamResponse(task=task),))
         return version
 
     def _create_tx(self, conn: Connection, task: pb.Task, *args: Any, **kwargs: Any) -> Any:
@@ -342,7 +384,7 @@ class ClusterStore(SqlTaskStore):
             assert fence is not None
             self.on_lease_dropped(fence)
         if self.on_commit is not None:
-            self.on_commit(task.id, version)
+            self.on_commit(task.id, version, events or (pb.StreamResponse(task=task),))
         return version
 
     def _update_tx(self, conn: Connection, task: pb.Task, *args: Any, **kwargs: Any) -> Any:
@@ -355,11 +397,18 @@ class ClusterStore(SqlTaskStore):
             conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
         return result
 
-    async def events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+    async def events_after(
+        self, task_id: str, after: int, *, conn: Any = None
+    ) -> list[tuple[int, pb.StreamResponse, bool]]:
         """The logged events of ``task_id`` with versions above ``after``, in
-        version order: (version, event, whether the task is terminal after it)."""
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(self._sql_after, {"task": task_id, "after": after})).all()
+        version order: (version, event, whether the task is terminal after it).
+        Read on ``conn`` (a raw asyncpg connection, one query at a time) when
+        given, else on the pool."""
+        if conn is not None:
+            rows = await conn.fetch(self.raw_events_after, task_id, after)
+        else:
+            async with self.engine.connect() as pooled:
+                rows = (await pooled.execute(self._sql_after, {"task": task_id, "after": after})).all()
         return [(int(r[0]), pb.StreamResponse.FromString(r[1]), bool(r[2])) for r in rows]
 
     async def prune_events(self, older_than: float, limit: int = 1000) -> int:
@@ -504,8 +553,8 @@ class ClusterStore(SqlTaskStore):
             return int((await conn.execute(self._sql_count)).scalar_one())
 
 
-def _final(event: pb.StreamResponse) -> bool:
-    """Whether the task is terminal after ``event``."""
+def ends_task(event: pb.StreamResponse) -> bool:
+    """Whether the task is terminal after ``event`` (its log row's ``final``)."""
     kind = event.WhichOneof("payload")
     if kind == "task":
         return is_terminal(event.task.status.state)

@@ -6,7 +6,8 @@ The message text picks the behaviour:
 - ``steps=N delay=S``: WORKING, then N artifact chunks S seconds apart, then
   COMPLETED (default 3 steps, 0.05 s);
   with ``stamp=1`` each chunk's text is the time it was yielded
-  (``time.time_ns()``: the cross-replica latency bench);
+  (``time.time_ns()``: the cross-replica latency bench); with ``big=1`` every
+  other chunk is 9,000 characters (beyond a NOTIFY payload: the relay reads it);
 - ``ask``: INPUT_REQUIRED at once (an interrupted task, no execution left).
 """
 
@@ -47,12 +48,14 @@ class StepsAgent(AgentExecutor):
             return
         params = _params(text)
         steps, delay = int(params.get("steps", "3")), float(params.get("delay", "0.05"))
-        stamp = params.get("stamp") == "1"
+        stamp, big = params.get("stamp") == "1", params.get("big") == "1"
         yield ctx.status(pb.TASK_STATE_WORKING)
         try:
             for i in range(steps):
                 await asyncio.sleep(delay)
                 text = str(time.time_ns()) if stamp else f"chunk {i}"
+                if big and i % 2:
+                    text = text.ljust(9000, ".")
                 yield ctx.artifact([text], artifact_id="out", append=i > 0, last_chunk=i == steps - 1)
         except (asyncio.CancelledError, GeneratorExit) as stop:
             # CancelledError while it awaits; GeneratorExit when the

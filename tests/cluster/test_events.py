@@ -47,7 +47,9 @@ async def _collect(
             three.set()
 
 
-async def _follow(stream_on: Replica, subscribe_on: list[Replica], binding: str, text: str) -> None:
+async def _follow(
+    stream_on: Replica, subscribe_on: list[Replica], binding: str, text: str, steps: int = 12
+) -> None:
     """Streams ``text`` on one replica, subscribes on the others as soon as
     the task exists; every subscriber's events after its snapshot are the
     stream's last events, one for one, ending COMPLETED."""
@@ -79,13 +81,20 @@ async def _follow(stream_on: Replica, subscribe_on: list[Replica], binding: str,
         # The snapshot plus the tail is the whole task: no gap.
         chunks = len(snapshot.task.artifacts[0].parts) if snapshot.task.artifacts else 0
         chunks += sum(1 for e in tail if e.WhichOneof("payload") == "artifact_update")
-        assert chunks == 12
+        assert chunks == steps
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_subscribe_on_other_replicas(replicas: list[Replica], binding: str) -> None:
     r1, r2, r3 = replicas
     await _follow(r1, [r2, r3], binding, "steps=12 delay=0.05")
+
+
+async def test_events_beyond_the_payload_limit(replicas: list[Replica]) -> None:
+    """Every other chunk too large for a NOTIFY payload (read from the log),
+    the others carried by it, 5 ms apart: all arrive, in order, once."""
+    r1, r2, r3 = replicas
+    await _follow(r1, [r2, r3], "grpc", "steps=40 delay=0.005 big=1", steps=40)
 
 
 async def test_subscriber_ends_when_its_replica_is_killed(

@@ -1,5 +1,6 @@
 """The cluster scenarios again with the Redis Streams bus (``--bus
-redis://127.0.0.1:6379``): subscribe on other replicas (every binding),
+redis://127.0.0.1:6379``): subscribe on other replicas (every binding; events
+too large for a stream entry's copy),
 a subscriber whose task's replica is killed, cancel on another replica and
 while the runner is frozen. The tests are test_events' and test_leases'; this
 module's replicas run with the Redis bus."""
@@ -11,6 +12,7 @@ import socket
 import pytest
 
 from tests.cluster.test_events import (
+    test_events_beyond_the_payload_limit,
     test_subscribe_on_other_replicas,
     test_subscriber_ends_when_its_replica_is_killed,
 )
@@ -24,6 +26,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 __all__ = [
     "test_cancel_on_another_replica",
     "test_cancel_while_the_runner_is_frozen",
+    "test_events_beyond_the_payload_limit",
     "test_subscribe_on_other_replicas",
     "test_subscriber_ends_when_its_replica_is_killed",
 ]
