@@ -62,7 +62,7 @@ def _respond(
         text=protojson.dumps(payload),
         content_type=JSONRPC_CONTENT_TYPE,
         charset="utf-8",
-        headers=headers,
+        headers=headers or None,
     )
 
 
@@ -126,6 +126,8 @@ class JsonRpcBinding:
         self.servicer = servicer
         self.dialect = dialect
         self.service = service
+        # RPC name → (method, request class), read once (a descriptor lookup per call costs).
+        self._methods = {m.name: (m, protojson.message_class(m.input_type)) for m in service.methods}
         self.keepalive = keepalive
         self.stopping = stopping
 
@@ -180,12 +182,13 @@ class JsonRpcBinding:
         name = data.get("method")
         if not isinstance(name, str):
             raise _Reject(request_id, A2AError(ErrorCode.INVALID_REQUEST, '"method" must be a string'))
-        method = self.service.methods_by_name.get(name)
-        if method is None:
+        found = self._methods.get(name)
+        if found is None:
             legacy = self.dialect.lookup(name) if self.dialect is not None else None
             if legacy is not None:
                 raise _Dialect(request_id, legacy, data.get("params"))
             raise _Reject(request_id, A2AError(ErrorCode.METHOD_NOT_FOUND, f"unknown method {name!r}"))
+        method, request_class = found
         params = data.get("params")
         if params is None:
             params = {}
@@ -197,7 +200,7 @@ class JsonRpcBinding:
                 ),
             )
         try:
-            message = protojson.parse(params, protojson.message_class(method.input_type)())
+            message = protojson.parse(params, request_class())
         except A2AError as err:
             raise _Reject(request_id, err) from None
         return request_id, method, message
