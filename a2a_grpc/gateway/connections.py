@@ -33,7 +33,6 @@ import logging
 import ssl
 import time
 import weakref
-from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from aiohttp import web
@@ -54,8 +53,6 @@ __all__ = [
 RESERVE_HEADER_SECONDS = 1.0
 #: Malformed-request warnings logged per minute at most.
 CLIENT_ERRORS_PER_MINUTE = 10
-
-_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def _busy_body(cap: int) -> bytes:
@@ -135,7 +132,7 @@ class _GuardedHandler(RequestHandler):
         super().connection_lost(exc)
 
 
-async def _serve_reserve(handler: _Handler, cap: int, request: web.Request) -> web.StreamResponse:
+async def _serve_reserve(handler: Any, cap: int, request: web.BaseRequest) -> web.StreamResponse:
     """A reserve connection's one request: ``GET`` of the Agent Card, else
     503 UNAVAILABLE with ``Retry-After``; the connection closes after it."""
     if request.method == "GET" and request.path in CARD_PATHS:
@@ -167,7 +164,11 @@ class _Guard:
             self.refused += 1
             return _Refusal(self._refusal)
         handler = _GuardedHandler(
-            self, self.server, loop=asyncio.get_running_loop(), reserve=open_now >= self.cap, **self.handler_args
+            self,
+            self.server,
+            loop=asyncio.get_running_loop(),
+            reserve=open_now >= self.cap,
+            **self.handler_args,
         )
         self.live.add(handler)
         return handler
@@ -238,8 +239,6 @@ class GuardedSite(web.BaseSite):
             )
         except OSError as exc:
             raise bind_error("HTTP", self._host, self._port, exc) from None
-
-
 
 
 class ClientErrorLogger(logging.LoggerAdapter[logging.Logger]):

@@ -137,7 +137,9 @@ class _Watch:
         self.idle_since = self.loop.time()
         self.waiting = False
         self.reason: str | None = None  # "gone" or "stopping", once the task is cancelled for it
-        self.timer: asyncio.TimerHandle | None = self.loop.call_later(min(_POLL_SECONDS, keepalive), self._tick)
+        self.timer: asyncio.TimerHandle | None = self.loop.call_later(
+            min(_POLL_SECONDS, keepalive), self._tick
+        )
 
     def _tick(self) -> None:
         self.timer = None

@@ -245,11 +245,12 @@ def json_value(value: message.Message) -> Any:
 # json.dumps with these settings, without building an encoder per call.
 _JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 # What JSONEncoder.encode builds at every call for a dict or list (C speedups).
+_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
 _C_ENCODE = (
-    json.encoder.c_make_encoder(
+    _C_MAKE_ENCODER(
         None, _JSON_ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
     )
-    if json.encoder.c_make_encoder is not None
+    if _C_MAKE_ENCODER is not None
     else None
 )
 
