@@ -34,6 +34,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from bench import loadgen
 from bench.loadgen import discover, make_client, make_text, prepare_task_ids
 
 SERVERS = {
@@ -130,6 +131,7 @@ async def _calls(client, method: str, n: int, concurrency: int, ids: list[str]) 
 
 
 async def _cells(server: _Server, args: argparse.Namespace) -> list[tuple[str, str, float]]:
+    loadgen.TIMEOUT_S = 300.0  # a server under callgrind on a loaded machine is slow
     endpoints = await discover(None, server.http_port)
     out = []
     for binding in args.bindings.split(","):

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -72,11 +71,13 @@ def _error_response(
     return _respond(error_envelope(request_id, status), headers, status=jsonrpc_http_status(status))
 
 
-@dataclass(frozen=True, slots=True)
 class _Envelope:
     """The JSON-RPC response objects of one request (:class:`a2a_grpc.gateway.invoke.Envelope`)."""
 
-    request_id: Id
+    __slots__ = ("request_id",)
+
+    def __init__(self, request_id: Id) -> None:
+        self.request_id = request_id
 
     def _result(self, message: _message.Message) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": self.request_id, "result": protojson.to_dict(message)}
