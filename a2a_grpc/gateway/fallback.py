@@ -86,10 +86,9 @@ def unrouted(app: web.Application) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
         allowed: set[str] = set()
         for resource in app.router.resources():
-            if resource.get_info().get("formatter") == UNROUTED_PATH:
-                continue
-            _, methods = await resource.resolve(request)
-            allowed |= methods
+            match, methods = await resource.resolve(request)
+            if match is None:  # the one resource that matches is this route's
+                allowed |= methods
         if allowed:
             raise web.HTTPMethodNotAllowed(request.method, allowed)
         raise web.HTTPNotFound()
