@@ -422,8 +422,8 @@ class A2AServer:
         """Serves the gateway (JSON-RPC, HTTP+JSON, the Agent Card) on ``port``."""
         from aiohttp import web
 
-        from a2a_grpc.gateway.app import CARD_PATHS, create_app
-        from a2a_grpc.gateway.connections import ClientErrorLogger, GuardedSite, reserve_middleware
+        from a2a_grpc.gateway.app import create_app
+        from a2a_grpc.gateway.connections import ClientErrorLogger, GuardedSite
 
         cfg = self.config
         app = create_app(
@@ -436,7 +436,6 @@ class A2AServer:
             max_message_bytes=cfg.max_message_bytes,
             metrics=self.metrics.handle if self.metrics is not None and cfg.metrics_port is None else None,
         )
-        app.middlewares.insert(0, reserve_middleware(CARD_PATHS))
         limits = cfg.connections
         handler_args: dict[str, Any] = {
             "access_log": None,

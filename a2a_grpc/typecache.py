@@ -48,6 +48,8 @@ class TypeCache(Generic[V]):
                 if outermost:
                     self._pending.clear()
                 raise
+            # A builder that did not register its value (no recursion) is kept too.
+            self._pending.setdefault(desc.full_name, value)
             if outermost:
                 self._done.update(self._pending)
                 self._pending.clear()

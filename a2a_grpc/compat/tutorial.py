@@ -109,13 +109,14 @@ class TutorialRoutes:
         self.keepalive = keepalive
         self.stopping = stopping
 
-    def add_to(self, app: web.Application) -> None:
-        """Adds the routes (ahead of the v1.0 catch-all)."""
-        app.router.add_post("/tasks/send", self._wrap(self._send))
-        app.router.add_post("/tasks/sendSubscribe", self._wrap(self._subscribe))
-        app.router.add_get(f"/tasks/{_ID}", self._wrap(self._get, shared=True))
-        app.router.add_post(f"/tasks/{_ID}/cancel", self._wrap(self._cancel))
-        app.router.add_post(f"/tasks/{_ID}/send", self._wrap(self._send))
+    def add_to(self, app: web.Application, guard: Callable[[Handler], Handler] = lambda h: h) -> None:
+        """Adds the routes (ahead of the v1.0 catch-all), each handler
+        wrapped by ``guard`` (:func:`a2a_grpc.gateway.fallback.guarded`)."""
+        app.router.add_post("/tasks/send", guard(self._wrap(self._send)))
+        app.router.add_post("/tasks/sendSubscribe", guard(self._wrap(self._subscribe)))
+        app.router.add_get(f"/tasks/{_ID}", guard(self._wrap(self._get, shared=True)))
+        app.router.add_post(f"/tasks/{_ID}/cancel", guard(self._wrap(self._cancel)))
+        app.router.add_post(f"/tasks/{_ID}/send", guard(self._wrap(self._send)))
 
     def _lenient(self) -> bool:
         """Whether the server serves a request without ``A2A-Version`` as 1.0."""

@@ -35,7 +35,7 @@ from a2a_grpc.compat.v03 import card_json
 from a2a_grpc.compat.v03rest import V03RestBinding
 from a2a_grpc.gateway.body import MAX_BODY_KEY, MAX_MESSAGE_KEY
 from a2a_grpc.gateway.card import CardEndpoint
-from a2a_grpc.gateway.fallback import json_errors
+from a2a_grpc.gateway.fallback import UNROUTED_PATH, Handler, guarded, unrouted
 from a2a_grpc.gateway.jsonrpc import JsonRpcBinding
 from a2a_grpc.gateway.rest import RestBinding
 from a2a_grpc.httprule import RouteTable, compile_service
@@ -83,14 +83,15 @@ def _add_card_and_metrics(
     app: web.Application,
     cards: tuple[CardEndpoint, CardEndpoint],
     metrics: Callable[[web.Request], Awaitable[web.StreamResponse]] | None,
+    guard: Callable[[Handler], Handler],
 ) -> None:
     """The Agent Card at its well-known paths (one endpoint each, in
     CARD_PATHS order), and ``GET /metrics`` when given (both ahead of the
     REST catch-all)."""
     for path, card in zip(CARD_PATHS, cards, strict=True):
-        app.router.add_get(path, card.handle)
+        app.router.add_get(path, guard(card.handle))
     if metrics is not None:
-        app.router.add_get("/metrics", metrics)
+        app.router.add_get("/metrics", guard(metrics))
 
 
 def create_app(
@@ -126,16 +127,21 @@ def create_app(
     table = compile_service(service)
     stopping = asyncio.Event()
 
-    app = web.Application(client_max_size=max_body_bytes, middlewares=[json_errors(jsonrpc_path)])
+    app = web.Application(client_max_size=max_body_bytes)
     app[SERVICER_KEY], app[ROUTES_KEY], app[STOPPING_KEY] = servicer, table, stopping
     app[MAX_BODY_KEY], app[MAX_MESSAGE_KEY] = max_body_bytes, max_message_bytes or 0  # 0: not known
     cards = (
         CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=_card_json),
         CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=_v01_card_json(jsonrpc_path)),
     )
-    _add_card_and_metrics(app, cards, metrics)
 
-    _add_bindings(app, servicer, service, jsonrpc_path, prefix, keepalive_seconds, stopping)
+    def guard(handler: Handler) -> Handler:
+        return guarded(handler, jsonrpc_path)
+
+    _add_card_and_metrics(app, cards, metrics, guard)
+    _add_bindings(app, servicer, service, jsonrpc_path, prefix, keepalive_seconds, stopping, guard)
+    if prefix:  # else the REST catch-all takes every path
+        app.router.add_route("*", UNROUTED_PATH, guard(unrouted(app)))
 
     async def _on_shutdown(_: web.Application) -> None:
         stopping.set()
@@ -152,6 +158,7 @@ def _add_bindings(
     prefix: str,
     keepalive: float,
     stopping: asyncio.Event,
+    guard: Callable[[Handler], Handler],
 ) -> None:
     """JSON-RPC (v1.0, then the v0.1 and v0.3 methods) at ``jsonrpc_path``;
     the tutorial's routes, the v0.3 HTTP+JSON routes under ``/v1/`` and the
@@ -159,7 +166,7 @@ def _add_bindings(
     v03 = JsonRpcDialect(servicer, keepalive=keepalive, stopping=stopping)
     legacy = V01JsonRpc(servicer, v03, keepalive=keepalive, stopping=stopping)
     jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive, stopping=stopping, dialect=legacy)
-    app.router.add_post(jsonrpc_path, jsonrpc.handle)
+    app.router.add_post(jsonrpc_path, guard(jsonrpc.handle))
 
     rest = RestBinding(
         servicer,
@@ -172,7 +179,7 @@ def _add_bindings(
     tutorial = TutorialRoutes(
         servicer, None if prefix else rest.handle, keepalive=keepalive, stopping=stopping
     )
-    tutorial.add_to(app)  # ahead of the catch-all: GET /tasks/{id} is shared (compat.tutorial)
+    tutorial.add_to(app, guard)  # ahead of the catch-all: GET /tasks/{id} is shared (compat.tutorial)
     v03rest = V03RestBinding(servicer, rest, prefix=prefix, keepalive=keepalive, stopping=stopping)
-    app.router.add_route("*", prefix + "/v1/{tail:[\\s\\S]*}", v03rest.handle)  # v0.3, else tenant "v1"
-    app.router.add_route("*", prefix + "/{tail:[\\s\\S]*}", rest.handle)  # not ".": /tasks/a%0Ab
+    app.router.add_route("*", prefix + "/v1" + UNROUTED_PATH, guard(v03rest.handle))  # v0.3, else tenant "v1"
+    app.router.add_route("*", prefix + UNROUTED_PATH, guard(rest.handle))

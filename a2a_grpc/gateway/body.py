@@ -23,6 +23,10 @@ MAX_BODY_KEY = web.AppKey("a2a_max_body_bytes", int)
 MAX_MESSAGE_KEY = web.AppKey("a2a_max_message_bytes", int)
 
 JSON_TYPES = frozenset({"application/json", "application/a2a+json"})
+#: Content-Type values taken as they are, without parsing them.
+_USUAL = frozenset(
+    {*JSON_TYPES, *(f"{t}; charset=utf-8" for t in JSON_TYPES), *(f"{t};charset=utf-8" for t in JSON_TYPES)}
+)
 
 
 def check_content_type(request: web.Request) -> None:
@@ -31,6 +35,8 @@ def check_content_type(request: web.Request) -> None:
     if not request.can_read_body:
         return  # nothing to parse, whatever the label says
     raw = request.headers.get("Content-Type")
+    if raw in _USUAL:
+        return
     if raw is None or not raw.strip():
         raise A2AError(
             ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,

@@ -27,12 +27,12 @@ the suppressed ones); everything else keeps its traceback.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import ssl
 import time
 import weakref
-from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from aiohttp import web
@@ -40,13 +40,13 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestHandler
 
 from a2a_grpc.connlimits import HTTP_RESERVE, ConnectionLimits, bind_error
+from a2a_grpc.gateway.app import CARD_PATHS
 
 __all__ = [
     "CLIENT_ERRORS_PER_MINUTE",
     "RESERVE_HEADER_SECONDS",
     "ClientErrorLogger",
     "GuardedSite",
-    "reserve_middleware",
 ]
 
 #: How long a reserve connection may take to send its one request head.
@@ -94,16 +94,21 @@ class _Refusal(asyncio.Protocol):
 
 class _GuardedHandler(RequestHandler):
     """aiohttp's request handler, counted by its :class:`_Guard`, with the
-    first-request-head deadline."""
+    first-request-head deadline; a *reserve* connection serves one request,
+    only ``GET`` of the Agent Card (anything else: 503), then closes.
+    ``grpc_peer`` caches the caller's address for
+    :meth:`a2a_grpc.gateway.context.GatewayContext.peer`."""
 
-    __slots__ = ("__weakref__", "_guard", "_header_timer", "reserve", "served")
+    __slots__ = ("__weakref__", "_guard", "_header_timer", "grpc_peer", "reserve")
 
-    def __init__(self, guard: _Guard, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, guard: _Guard, *args: Any, reserve: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._guard = guard
         self._header_timer: asyncio.TimerHandle | None = None
-        self.reserve = False
-        self.served = False
+        self.reserve = reserve
+        self.grpc_peer: str | None = None
+        if reserve:
+            self._request_handler = functools.partial(_serve_reserve, self._request_handler, guard.cap)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -111,12 +116,13 @@ class _GuardedHandler(RequestHandler):
         if self.reserve:
             timeout = min(timeout, RESERVE_HEADER_SECONDS) if timeout > 0 else RESERVE_HEADER_SECONDS
         if timeout > 0:
-            self._header_timer = asyncio.get_running_loop().call_later(timeout, self._header_deadline)
+            self._header_timer = asyncio.get_running_loop().call_later(timeout, self.force_close)
 
-    def _header_deadline(self) -> None:
-        self._header_timer = None
-        if not self.served:
-            self.force_close()
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._header_timer is not None and self._messages:  # a request head is read: deadline met
+            self._header_timer.cancel()
+            self._header_timer = None
 
     def connection_lost(self, exc: BaseException | None) -> None:
         if self._header_timer is not None:
@@ -124,6 +130,19 @@ class _GuardedHandler(RequestHandler):
             self._header_timer = None
         self._guard.live.discard(self)
         super().connection_lost(exc)
+
+
+async def _serve_reserve(handler: Any, cap: int, request: web.BaseRequest) -> web.StreamResponse:
+    """A reserve connection's one request: ``GET`` of the Agent Card, else
+    503 UNAVAILABLE with ``Retry-After``; the connection closes after it."""
+    if request.method == "GET" and request.path in CARD_PATHS:
+        response = await handler(request)
+    else:
+        response = web.Response(
+            status=503, body=_busy_body(cap), content_type="application/json", headers={"Retry-After": "1"}
+        )
+    response.force_close()
+    return response
 
 
 class _Guard:
@@ -144,8 +163,13 @@ class _Guard:
         if open_now >= self.cap + HTTP_RESERVE:
             self.refused += 1
             return _Refusal(self._refusal)
-        handler = _GuardedHandler(self, self.server, loop=asyncio.get_running_loop(), **self.handler_args)
-        handler.reserve = open_now >= self.cap
+        handler = _GuardedHandler(
+            self,
+            self.server,
+            loop=asyncio.get_running_loop(),
+            reserve=open_now >= self.cap,
+            **self.handler_args,
+        )
         self.live.add(handler)
         return handler
 
@@ -215,38 +239,6 @@ class GuardedSite(web.BaseSite):
             )
         except OSError as exc:
             raise bind_error("HTTP", self._host, self._port, exc) from None
-
-
-_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-def reserve_middleware(card_paths: tuple[str, ...]) -> Any:
-    """The middleware marking each connection's first request as read (the
-    header deadline is met) and limiting reserve connections to one ``GET``
-    of ``card_paths``: anything else there is 503; either way the connection
-    closes after the response."""
-
-    @web.middleware
-    async def middleware(request: web.Request, handler: _Handler) -> web.StreamResponse:
-        protocol = request.protocol
-        if not isinstance(protocol, _GuardedHandler):
-            return await handler(request)
-        protocol.served = True
-        if not protocol.reserve:
-            return await handler(request)
-        if request.method == "GET" and request.path in card_paths:
-            response = await handler(request)
-        else:
-            response = web.Response(
-                status=503,
-                body=_busy_body(protocol._guard.cap),
-                content_type="application/json",
-                headers={"Retry-After": "1"},
-            )
-        response.force_close()
-        return response
-
-    return middleware
 
 
 class ClientErrorLogger(logging.LoggerAdapter[logging.Logger]):

@@ -67,6 +67,15 @@ def _text(value: str) -> str:
     return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def _peer(transport: Any) -> str:
+    """A transport's remote address in gRPC form."""
+    peername = transport.get_extra_info("peername") if transport is not None else None
+    if isinstance(peername, tuple) and len(peername) >= 2:
+        host, port = peername[0], peername[1]
+        return f"ipv6:[{host}]:{port}" if ":" in str(host) else f"ipv4:{host}:{port}"
+    return f"unix:{peername}" if peername else "unknown"
+
+
 class GatewayContext:
     """A ``grpc.aio.ServicerContext`` stand-in built from one aiohttp request."""
 
@@ -74,8 +83,11 @@ class GatewayContext:
         self._request = request
         #: The binding carrying the call (``jsonrpc`` or ``rest``): CallContext.binding.
         self.binding = binding
-        md: list[tuple[str, str | bytes]] = [(k.lower(), _text(v)) for k, v in request.headers.items()]
-        if VERSION_KEY not in {k for k, _ in md}:
+        headers = request.headers
+        md: list[tuple[str, str | bytes]] = [
+            (k.lower(), v if v.isascii() else _text(v)) for k, v in headers.items()
+        ]
+        if VERSION_KEY not in headers:  # case-insensitive
             for key, value in request.query.items():
                 if key.lower() == _VERSION_QUERY:
                     md.append((VERSION_KEY, value))
@@ -92,13 +104,16 @@ class GatewayContext:
         return self._metadata
 
     def peer(self) -> str:
-        """The caller's address in gRPC form (``ipv4:127.0.0.1:5555``)."""
-        transport = self._request.transport
-        peername = transport.get_extra_info("peername") if transport is not None else None
-        if isinstance(peername, tuple) and len(peername) >= 2:
-            host, port = peername[0], peername[1]
-            return f"ipv6:[{host}]:{port}" if ":" in str(host) else f"ipv4:{host}:{port}"
-        return f"unix:{peername}" if peername else "unknown"
+        """The caller's address in gRPC form (``ipv4:127.0.0.1:5555``),
+        read once per connection where the connection can keep it
+        (``grpc_peer`` of :mod:`a2a_grpc.gateway.connections`' handler)."""
+        protocol = self._request.protocol
+        peer = getattr(protocol, "grpc_peer", None)
+        if type(peer) is not str:
+            peer = _peer(self._request.transport)
+            if hasattr(protocol, "grpc_peer"):
+                protocol.grpc_peer = peer
+        return peer
 
     def peer_certificate(self) -> bytes | None:
         """The DER client certificate of the TLS connection, verified by the
@@ -160,6 +175,8 @@ class GatewayContext:
         ``www-authenticate`` as ``WWW-Authenticate`` (the challenge of an
         UNAUTHENTICATED error) and ``retry-after`` as ``Retry-After``; repeated keys are comma-joined."""
         out: dict[str, list[str]] = {}
+        if not self.initial_metadata and not self.trailing_metadata:
+            return {}
         for key, value in (*self.initial_metadata, *self.trailing_metadata):
             k = key.lower()
             if k == _CHALLENGE_KEY:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -62,7 +61,7 @@ def _respond(
         text=protojson.dumps(payload),
         content_type=JSONRPC_CONTENT_TYPE,
         charset="utf-8",
-        headers=headers,
+        headers=headers or None,
     )
 
 
@@ -72,11 +71,13 @@ def _error_response(
     return _respond(error_envelope(request_id, status), headers, status=jsonrpc_http_status(status))
 
 
-@dataclass(frozen=True, slots=True)
 class _Envelope:
     """The JSON-RPC response objects of one request (:class:`a2a_grpc.gateway.invoke.Envelope`)."""
 
-    request_id: Id
+    __slots__ = ("request_id",)
+
+    def __init__(self, request_id: Id) -> None:
+        self.request_id = request_id
 
     def _result(self, message: _message.Message) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": self.request_id, "result": protojson.to_dict(message)}
@@ -126,6 +127,8 @@ class JsonRpcBinding:
         self.servicer = servicer
         self.dialect = dialect
         self.service = service
+        # RPC name → (method, request class), read once (a descriptor lookup per call costs).
+        self._methods = {m.name: (m, protojson.message_class(m.input_type)) for m in service.methods}
         self.keepalive = keepalive
         self.stopping = stopping
 
@@ -180,12 +183,13 @@ class JsonRpcBinding:
         name = data.get("method")
         if not isinstance(name, str):
             raise _Reject(request_id, A2AError(ErrorCode.INVALID_REQUEST, '"method" must be a string'))
-        method = self.service.methods_by_name.get(name)
-        if method is None:
+        found = self._methods.get(name)
+        if found is None:
             legacy = self.dialect.lookup(name) if self.dialect is not None else None
             if legacy is not None:
                 raise _Dialect(request_id, legacy, data.get("params"))
             raise _Reject(request_id, A2AError(ErrorCode.METHOD_NOT_FOUND, f"unknown method {name!r}"))
+        method, request_class = found
         params = data.get("params")
         if params is None:
             params = {}
@@ -197,7 +201,7 @@ class JsonRpcBinding:
                 ),
             )
         try:
-            message = protojson.parse(params, protojson.message_class(method.input_type)())
+            message = protojson.parse(params, request_class())
         except A2AError as err:
             raise _Reject(request_id, err) from None
         return request_id, method, message

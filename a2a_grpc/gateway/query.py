@@ -158,6 +158,10 @@ def set_field(msg: message.Message, field_path: str, value: str) -> None:
     """Sets a path variable (``task_id``, ``tenant``) on ``msg``. Raises
     A2AError(INVALID_PARAMS) when the value does not fit the field, or
     A2AError(INTERNAL) when the proto names a field that does not exist."""
+    fd = protojson.fields_by_any_name(msg.DESCRIPTOR).get(field_path)
+    if fd is not None and fd.type == _FD.TYPE_STRING and not fd.is_repeated:
+        setattr(msg, fd.name, value)  # the usual ``id``/``tenant``: what _assign would do
+        return
     found = _resolve(msg, field_path)
     if found is None:
         from a2a_grpc.errors import ErrorCode
@@ -172,6 +176,8 @@ def apply_query(
 ) -> None:
     """Fills ``msg`` from decoded query parameters (a multidict or pairs),
     skipping fields in ``bound`` (proto field paths already set by the path)."""
+    if not query:
+        return
     items = query.items() if isinstance(query, Mapping) else query
     grouped: dict[str, list[str]] = {}
     for key, value in items:

@@ -59,7 +59,10 @@ class _Envelope:
 
     def result(self, message: _message.Message, headers: Mapping[str, str]) -> web.Response:
         return web.Response(
-            text=protojson.to_json(message), content_type=REST_CONTENT_TYPE, charset="utf-8", headers=headers
+            text=protojson.to_json(message),
+            content_type=REST_CONTENT_TYPE,
+            charset="utf-8",
+            headers=headers or None,
         )
 
     def error(self, status: status_pb2.Status, headers: Mapping[str, str] | None = None) -> web.Response:

@@ -103,6 +103,74 @@ async def stream(
     return response
 
 
+class _Watch:
+    """The timer of one stream while it waits for its generator: every
+    ``min(_POLL_SECONDS, keepalive)`` seconds it checks whether the client
+    went away or the server is stopping — then it cancels the waiting task,
+    noting why in ``reason`` — and writes a keep-alive comment after
+    ``keepalive`` seconds of silence. One timer per stream, not a task and a
+    wait per event."""
+
+    __slots__ = (
+        "idle_since",
+        "keepalive",
+        "loop",
+        "reason",
+        "request",
+        "response",
+        "stopping",
+        "task",
+        "timer",
+        "waiting",
+    )
+
+    def __init__(
+        self,
+        request: web.Request,
+        response: web.StreamResponse,
+        keepalive: float,
+        stopping: asyncio.Event | None,
+    ) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task: asyncio.Task[Any] | None = asyncio.current_task()
+        self.request, self.response, self.keepalive, self.stopping = request, response, keepalive, stopping
+        self.idle_since = self.loop.time()
+        self.waiting = False
+        self.reason: str | None = None  # "gone" or "stopping", once the task is cancelled for it
+        self.timer: asyncio.TimerHandle | None = self.loop.call_later(
+            min(_POLL_SECONDS, keepalive), self._tick
+        )
+
+    def _tick(self) -> None:
+        self.timer = None
+        if self.task is None:
+            return
+        if self.waiting:  # not while the task writes: a write finds a gone client itself
+            if _gone(self.request):
+                self.reason = "gone"
+            elif self.stopping is not None and self.stopping.is_set():
+                self.reason = "stopping"
+            if self.reason is not None:
+                self.task.cancel()
+                return
+            if self.loop.time() - self.idle_since >= self.keepalive:
+                self.idle_since = self.loop.time()
+                self.loop.create_task(self.response.write(b": keep-alive\n\n")).add_done_callback(_quiet)
+        self.timer = self.loop.call_later(min(_POLL_SECONDS, self.keepalive), self._tick)
+
+    def stop(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.task = None
+
+
+def _quiet(write: asyncio.Task[Any]) -> None:
+    """Reads a keep-alive write's outcome (a gone client is found by the stream)."""
+    if not write.cancelled():
+        write.exception()
+
+
 async def _pump(
     agen: Any,
     request: web.Request,
@@ -115,63 +183,51 @@ async def _pump(
     """Writes the events after the first until the generator ends, fails
     (one final error event) or the server stops; raises ConnectionError when
     the client went away."""
-    while True:
-        nxt: asyncio.Future[Any] = asyncio.ensure_future(agen.__anext__())
-        if not await _wait(nxt, request, response, keepalive, stopping):
-            return
-        # Read the outcome without re-raising it here: a raised exception's
-        # traceback would hold this frame, which holds ``nxt``, which holds
-        # the exception — a reference cycle per stream that only the cyclic
-        # GC frees (measured: its pauses were the p99 of HTTP streaming).
-        failure = nxt.exception()
-        if failure is None:
-            await _write(response, encode_event(nxt.result()))
-            continue
-        if isinstance(failure, StopAsyncIteration):
-            return
-        if isinstance(failure, ConnectionError):
-            raise failure
-        if not _is_known(failure):
-            log.error("stream failed", exc_info=failure)
-        await _write(response, encode_error(status_of(failure)))
-        return
-
-
-async def _wait(
-    nxt: asyncio.Future[Any],
-    request: web.Request,
-    response: web.StreamResponse,
-    keepalive: float,
-    stopping: asyncio.Event | None,
-) -> bool:
-    """Waits for the next event, writing keep-alive comments while idle.
-    False when the server is stopping; raises ConnectionResetError when the
-    client went away. ``nxt`` is cancelled unless it completed."""
-    loop = asyncio.get_running_loop()
-    idle_since = loop.time()
+    watch = _Watch(request, response, keepalive, stopping)
     try:
         while True:
-            done, _ = await asyncio.wait({nxt}, timeout=min(_POLL_SECONDS, keepalive))
-            if done:
-                return True
-            if _gone(request):
-                raise ConnectionResetError("client went away")
-            if stopping is not None and stopping.is_set():
-                break
-            if loop.time() - idle_since >= keepalive:
-                await response.write(b": keep-alive\n\n")
-                idle_since = loop.time()
-    except BaseException:
-        await _cancel(nxt)
-        raise
-    await _cancel(nxt)
-    return False
+            watch.waiting = True
+            try:
+                event = await agen.__anext__()
+            except StopAsyncIteration:
+                return
+            except asyncio.CancelledError:
+                if watch.reason is None:
+                    raise
+                _uncancel()
+                _stopped(watch.reason)
+                return
+            except ConnectionError:
+                raise
+            except Exception as failure:
+                if not _is_known(failure):
+                    log.error("stream failed", exc_info=failure)
+                await _write(response, encode_error(status_of(failure)))
+                return
+            finally:
+                watch.waiting = False
+            if watch.reason is not None:  # cancelled, but the generator went on
+                _uncancel()
+                _stopped(watch.reason)
+                return
+            await _write(response, encode_event(event))
+            watch.idle_since = watch.loop.time()
+    finally:
+        watch.stop()
 
 
-async def _cancel(fut: asyncio.Future[Any]) -> None:
-    fut.cancel()
-    with contextlib.suppress(BaseException):
-        await fut
+def _uncancel() -> None:
+    """Takes back the cancellation the stream's own watch requested."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+def _stopped(reason: str) -> None:
+    """The end of a stream its watch stopped: ConnectionResetError when the
+    client went away, else (the server is stopping) a normal end."""
+    if reason == "gone":
+        raise ConnectionResetError("client went away")
 
 
 async def _close(agen: Any) -> None:

@@ -408,6 +408,7 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_JSON_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 #: A ``\\u`` escape of a UTF-16 surrogate (paired or not) in JSON text.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -439,7 +440,13 @@ def loads(body: bytes | str) -> Any:
     which the decoder of a message field refuses (see :func:`parse` and
     :mod:`a2a_grpc.validation`)."""
     try:
-        value = json.loads(body, parse_constant=_no_constant)
+        # json.loads, without building a decoder per call.
+        if isinstance(body, str):
+            if body.startswith("\ufeff"):
+                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", body, 0)
+            value = _JSON_DECODER.decode(body)
+        else:
+            value = _JSON_DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise A2AError(ErrorCode.PARSE_ERROR, f"invalid JSON: {exc}") from None
     raw = body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass")

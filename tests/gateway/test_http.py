@@ -421,3 +421,36 @@ async def test_shutdown_ends_open_streams():
         assert servicer.stream_closed.is_set()
         assert loop.time() - started < 4  # did not wait for the shutdown timeout
         resp.close()
+
+
+async def test_paths_outside_a_rest_prefix_are_answered_in_json():
+    """Under a REST prefix no catch-all takes every path: the last route
+    answers 404, or 405 where another route takes the path, in JSON."""
+    from aiohttp import web
+
+    from a2a_grpc.gateway.app import create_app
+    from tests.gateway.conftest import CARD, FakeServicer
+
+    app = create_app(FakeServicer(), lambda: CARD, jsonrpc_path="/rpc", rest_prefix="/rest")
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    base = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            for method, path, status in (
+                ("GET", "/nowhere", 404),
+                ("POST", "/.well-known/agent-card.json", 405),
+                ("GET", "/rpc", 405),
+            ):
+                async with session.request(method, base + path) as resp:
+                    assert resp.status == status, (method, path)
+                    assert resp.content_type == "application/a2a+json"
+                    body = await resp.json()
+                    assert body["error"]["code"] == status
+                    assert body["error"]["details"][0]["reason"] == "METHOD_NOT_FOUND"
+            async with session.post(base + "/rest/message:send", json=_stream_body("hi")) as resp:
+                assert resp.status == 200
+    finally:
+        await runner.cleanup()
