@@ -42,17 +42,19 @@ def install() -> None:
     from a2a_grpc.cluster import bus, store
 
     _out = (Path(where) / f"{os.getpid()}.trace").open("a")
-    log_event, update, publish = (
-        store.ClusterStore.log_event,
+    log_events, update, publish = (
+        store.ClusterStore.log_events,
         store.ClusterStore.update,
         bus.ClusterBus.publish,
     )
     hook = "notified" if hasattr(bus.EventRelay, "notified") else "event"
     relayed = getattr(bus.EventRelay, hook)
 
-    def traced_log(self: Any, conn: Any, task_id: str, version: int, event: Any) -> None:
-        _line("log", task_id, version, time.monotonic_ns())
-        log_event(self, conn, task_id, version, event)
+    def traced_log(self: Any, conn: Any, task_id: str, first: int, events: Any) -> None:
+        now = time.monotonic_ns()
+        for version in range(first, first + len(events)):
+            _line("log", task_id, version, now)
+        log_events(self, conn, task_id, first, events)
 
     async def traced_update(self: Any, task: Any, *args: Any, **kw: Any) -> int:
         version = await update(self, task, *args, **kw)
@@ -76,7 +78,7 @@ def install() -> None:
             _line("notify", task_id, version, time.monotonic_ns())
         relayed(self, *args)
 
-    store.ClusterStore.log_event = traced_log  # type: ignore[method-assign]
+    store.ClusterStore.log_events = traced_log  # type: ignore[method-assign]
     store.ClusterStore.update = traced_update  # type: ignore[method-assign]
     bus.ClusterBus.publish = traced_publish  # type: ignore[method-assign]
     setattr(bus.EventRelay, hook, traced_notified)

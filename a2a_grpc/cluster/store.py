@@ -264,6 +264,19 @@ class ClusterStore(SqlTaskStore):
             f"WITH logged AS (INSERT INTO {ev} (task_id, version, event, final, created_at) "
             f"VALUES (:task, :version, :event, :final, {_NOW})) SELECT pg_notify(:channel, :payload)"
         )
+        # Several events of one write: the rows from arrays, then one NOTIFY
+        # per event in array (version) order.
+        many = (
+            f"INSERT INTO {ev} (task_id, version, event, final, created_at) SELECT :task, t.v, t.e, t.f, {_NOW} "
+            "FROM unnest(CAST(:versions AS INTEGER[]), CAST(:events AS BYTEA[]), CAST(:finals AS BOOLEAN[])) "
+            "AS t(v, e, f)"
+        )
+        self._sql_events = text(many)
+        self._sql_events_notify = text(
+            f"WITH logged AS ({many}) "
+            "SELECT pg_notify(:channel, p.payload) FROM unnest(CAST(:payloads AS TEXT[])) "
+            "WITH ORDINALITY AS p(payload, n) ORDER BY p.n"
+        )
         self._sql_after = text(
             f"SELECT version, event, final FROM {ev} WHERE task_id = :task AND version > :after ORDER BY version"
         )
@@ -304,16 +317,32 @@ class ClusterStore(SqlTaskStore):
 
     event_log = True
 
-    def log_event(self, conn: Connection, task_id: str, version: int, event: pb.StreamResponse) -> None:
-        """Inside a task write: appends the event and (PostgreSQL bus) notifies
-        the listening replicas (delivered on commit; payload :func:`notification`)."""
-        data = event.SerializeToString()
-        row = {"task": task_id, "version": version, "event": data, "final": ends_task(event)}
+    def log_events(
+        self, conn: Connection, task_id: str, first: int, events: SequenceOf[pb.StreamResponse]
+    ) -> None:
+        """Inside a task write: appends the events (versions ``first``, ...)
+        and (PostgreSQL bus) notifies the listening replicas, one notification
+        per event in version order (delivered on commit; payload
+        :func:`notification`). One statement, whatever the number of events."""
+        data = [event.SerializeToString() for event in events]
+        if len(data) == 1:
+            row: dict[str, Any] = {"task": task_id, "version": first, "event": data[0]}
+            row["final"] = ends_task(events[0])
+            if self.notify_in_transaction:
+                row.update(channel=self.channel, payload=notification(task_id, first, data[0]))
+                conn.execute(self._sql_event_notify, row)
+            else:
+                conn.execute(self._sql_event, row)
+            return
+        versions = list(range(first, first + len(data)))
+        rows: dict[str, Any] = {"task": task_id, "versions": versions, "events": data}
+        rows["finals"] = [ends_task(event) for event in events]
         if self.notify_in_transaction:
-            row.update(channel=self.channel, payload=notification(task_id, version, data))
-            conn.execute(self._sql_event_notify, row)
+            rows.update(channel=self.channel)
+            rows["payloads"] = [notification(task_id, v, d) for v, d in zip(versions, data, strict=True)]
+            conn.execute(self._sql_events_notify, rows)
         else:
-            conn.execute(self._sql_event, row)
+            conn.execute(self._sql_events, rows)
 
     async def create(
         self,

@@ -174,7 +174,8 @@ async def test_a_cluster_send_message_is_one_write_and_no_lease_transaction(
     group-committed write, one transaction, no statement on the pool and
     none on the lease table (before: a lease INSERT and a lease DELETE on
     the pool, each a transaction of its own, and the fence's SELECT in the
-    write)."""
+    write), and one event-log statement for all the events it logs (before:
+    one per event)."""
     written: list[str] = []
     execute = AsyncpgConnection.execute
 
@@ -203,6 +204,8 @@ async def test_a_cluster_send_message_is_one_write_and_no_lease_transaction(
         assert pooled == []
         assert [w for w in written if store.leases.name in w] == []
         assert sum(f"INTO {store.schema.tasks.name} " in w for w in written) == 5
+        # the three events the write logs: one statement (before: one each)
+        assert sum(f"INTO {store.events.name} " in w for w in written) == 5
     finally:
         event.remove(store.engine.sync_engine, "before_cursor_execute", count)
         await cluster.stop()

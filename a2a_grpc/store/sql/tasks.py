@@ -322,8 +322,7 @@ class SqlTasks(SqlDatabase):
             conn, owner, {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
         )
         if self.event_log:
-            for version, event in enumerate(events or (pb.StreamResponse(task=task),), 1):
-                self.log_event(conn, task.id, version, event)
+            self.log_events(conn, task.id, 1, events or (pb.StreamResponse(task=task),))
 
     def _run_together(self, conn: Any, jobs: list[Job]) -> bool:
         """PostgreSQL: a batch of plain creates (no fence, no event log,
@@ -510,8 +509,7 @@ class SqlTasks(SqlDatabase):
             conn.execute(self._st.insert_outbox, pending_rows(outbox, time.time()))
         if self.event_log:
             first = version - len(events) + 1 if events else version
-            for logged, event in enumerate(events or (pb.StreamResponse(task=task),), first):
-                self.log_event(conn, task.id, logged, event)
+            self.log_events(conn, task.id, first, events or (pb.StreamResponse(task=task),))
         return chunks
 
     def _write_whole(
@@ -553,14 +551,16 @@ class SqlTasks(SqlDatabase):
             conn.execute(self._st.delete_chunks, {"b_id": task.id})
         self._add_counts(conn, owner, moves)
 
-    #: Whether this store keeps a task-event log (see :meth:`log_event`).
+    #: Whether this store keeps a task-event log (see :meth:`log_events`).
     event_log = False
 
-    def log_event(self, conn: WriteConnection, task_id: str, version: int, event: pb.StreamResponse) -> None:
-        """Inside a task write: appends the event that made the task
-        ``version`` to the task-event log (only called when :attr:`event_log`;
-        the cluster store has one). An update given no event logs the task
-        snapshot, as task creation does."""
+    def log_events(
+        self, conn: WriteConnection, task_id: str, first: int, events: Sequence[pb.StreamResponse]
+    ) -> None:
+        """Inside a task write: appends the events that made the task
+        versions ``first``, ``first + 1``, ... to the task-event log (only
+        called when :attr:`event_log`; the cluster store has one). An update
+        given no event logs the task snapshot, as task creation does."""
         raise NotImplementedError
 
     def check_fence(self, conn: WriteConnection, fence: Fence) -> None:
