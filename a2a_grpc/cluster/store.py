@@ -243,7 +243,7 @@ class ClusterStore(SqlTaskStore):
         self.dropping: set[int] = set()
         self._event_statements()
         self._lease_statements()
-        self._sql_claim = self._claim_statement()
+        self._sql_claim, self._sql_claimed_rows = self._claim_statements()
         self._sql_unclaim = text(
             f"DELETE FROM {self.push_claims.name} c USING {self.schema.outbox.name} o "
             "WHERE o.seq = :seq AND c.task_id = o.task_id AND c.config_id = o.config_id "
@@ -447,23 +447,30 @@ class ClusterStore(SqlTaskStore):
             result = await conn.execute(self._sql_prune, {"age": older_than, "limit": limit})
         return int(result.rowcount or 0)
 
-    def _claim_statement(self) -> Any:
+    def _claim_statements(self) -> tuple[Any, Any]:
         """Claims the (task, config) pairs that have due rows and no live
-        claim of another replica, then reads the due rows of the pairs this
-        replica holds: one replica delivers a pair at a time, in order."""
+        claim of another replica; then, in a second statement, reads the due
+        rows of the pairs claimed: one replica delivers a pair at a time, in
+        order. Two statements, so that the read has a snapshot taken after
+        the claim: a claim won because another replica has just delivered a
+        row and dropped its claim must see that row as delivered (one
+        statement read it pending from its older snapshot and sent it again)."""
         o, c = self.schema.outbox.name, self.push_claims.name
-        return text(
+        claim = text(
             f"WITH due AS (SELECT DISTINCT task_id, config_id FROM {o} "
-            "WHERE state = 'pending' AND next_attempt_at <= :now ORDER BY task_id, config_id LIMIT :limit), "
-            f"held AS (INSERT INTO {c} (task_id, config_id, replica, until) "
+            "WHERE state = 'pending' AND next_attempt_at <= :now ORDER BY task_id, config_id LIMIT :limit) "
+            f"INSERT INTO {c} (task_id, config_id, replica, until) "
             f"SELECT task_id, config_id, :replica, {_NOW} + :ttl FROM due "
             f"ON CONFLICT (task_id, config_id) DO UPDATE SET replica = :replica, until = {_NOW} + :ttl "
-            f"WHERE {c}.replica = :replica OR {c}.until < {_NOW} RETURNING task_id, config_id) "
-            f"SELECT o.seq, o.task_id, o.config_id, o.event_id, o.payload, o.attempts, o.next_attempt_at, "
-            f"o.state, o.last_error FROM {o} o JOIN held h ON o.task_id = h.task_id "
-            "AND o.config_id = h.config_id WHERE o.state = 'pending' AND o.next_attempt_at <= :now "
-            "ORDER BY o.seq LIMIT :limit"
+            f"WHERE {c}.replica = :replica OR {c}.until < {_NOW} RETURNING task_id, config_id"
         )
+        rows = text(
+            f"SELECT o.seq, o.task_id, o.config_id, o.event_id, o.payload, o.attempts, o.next_attempt_at, "
+            f"o.state, o.last_error FROM {o} o JOIN unnest(CAST(:tasks AS TEXT[]), CAST(:configs AS TEXT[])) "
+            "AS h(task_id, config_id) ON o.task_id = h.task_id AND o.config_id = h.config_id "
+            "WHERE o.state = 'pending' AND o.next_attempt_at <= :now ORDER BY o.seq LIMIT :limit"
+        )
+        return claim, rows
 
     async def outbox_due(self, now: float, limit: int) -> list[OutboxRecord]:
         """Due rows of the (task, config) pairs this replica claims (see the
@@ -472,7 +479,11 @@ class ClusterStore(SqlTaskStore):
         its unmarked rows are sent again, with the same notification ids."""
         params = {"now": now, "limit": limit, "replica": self.claimant, "ttl": self.push_claim_seconds}
         async with self._write() as conn:
-            rows = (await conn.execute(self._sql_claim, params)).all()
+            held = (await conn.execute(self._sql_claim, params)).all()
+            if not held:
+                return []
+            pairs = {"tasks": [h[0] for h in held], "configs": [h[1] for h in held]}
+            rows = (await conn.execute(self._sql_claimed_rows, {"now": now, "limit": limit, **pairs})).all()
         return [
             OutboxRecord(
                 seq=r[0],

@@ -141,3 +141,49 @@ async def test_claims_on_the_store() -> None:
         await a.close()
         await b.close()
         await drop_database(PG_URL, url)
+
+
+async def test_a_claim_won_from_a_replica_that_just_delivered_does_not_send_again() -> None:
+    """Replica b delivers the pair's last pending row and drops its claim
+    while replica a's claim statement is already running (it started before
+    b's commit, so its snapshot still holds the row as pending, and it waits
+    on b's claim row). a wins the claim once b commits, and must read the
+    row as delivered: with the claim and the read in one statement it read
+    it pending from the old snapshot and sent it a second time."""
+    from sqlalchemy import text
+
+    from a2a_grpc.cluster.store import ClusterStore
+    from a2a_grpc.context import Owner
+    from tests.cluster.replicas import drop_database, fresh_database
+    from tests.store.storekit import PG_URL, entry, make_task, postgres_skip_reason
+
+    reason = await postgres_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    url = await fresh_database(PG_URL)
+    a, b = ClusterStore(url), ClusterStore(url)
+    a.claimant, b.claimant = "a", "b"
+    await a.open()
+    await b.open()
+    owner = Owner("acme", "alice")
+    try:
+        await b.create(make_task("t1"), owner)
+        await b.update(make_task("t1"), owner, 1, outbox=[entry("t1", "c1", 2)])
+        [row] = await b.outbox_due(1e12, 100)
+        claims, outbox = b.push_claims.name, b.schema.outbox.name
+        async with b.engine.connect() as conn:  # b's mark and unclaim, committed together below
+            tx = await conn.begin()
+            await conn.execute(text(f"SELECT 1 FROM {claims} WHERE task_id = 't1' FOR UPDATE"))
+            racing = asyncio.create_task(a.outbox_due(1e12, 100))
+            await asyncio.sleep(0.3)  # a's statement has taken its snapshot and waits on b's row
+            assert not racing.done()
+            await conn.execute(
+                text(f"UPDATE {outbox} SET state = 'delivered' WHERE seq = :seq"), {"seq": row.seq}
+            )
+            await conn.execute(text(f"DELETE FROM {claims} WHERE task_id = 't1'"))
+            await tx.commit()
+        assert await asyncio.wait_for(racing, 10) == []
+    finally:
+        await a.close()
+        await b.close()
+        await drop_database(PG_URL, url)
