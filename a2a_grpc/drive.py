@@ -65,6 +65,11 @@ _MOST_EVENTS = 64
 _Step = tuple[pb.Task, pb.StreamResponse, int]
 
 
+#: The creation snapshot given to a store without an event log, which only
+#: counts the events of a write (:attr:`TaskWriter.event_log`).
+_UNLOGGED = pb.StreamResponse()
+
+
 class _Settled(Exception):
     """Internal: the execution ends here; another writer decided the task."""
 
@@ -96,6 +101,9 @@ class TaskWriter:
         #: Whether the store takes several events in one update (``events``):
         #: a store of the older protocol (``event``) gets one per write.
         self.folds = _takes_events(store.update)
+        #: Whether the store keeps the events it is given (a task-event log);
+        #: one that does not only counts them (see :meth:`create`).
+        self.event_log = getattr(store, "event_log", True)
 
     async def push_configs(self, owner: Owner, task_id: str) -> list[pb.TaskPushNotificationConfig]:
         """The task's webhooks; none while push delivery is off."""
@@ -136,7 +144,9 @@ class TaskWriter:
         if fence is not None:
             extra["fence"] = fence
         if then:
-            extra["events"] = (pb.StreamResponse(task=task), *(out for _, out in then))
+            # The creation snapshot is a copy of the task: made only for a store that keeps it.
+            head = pb.StreamResponse(task=task) if self.event_log else _UNLOGGED
+            extra["events"] = (head, *(out for _, out in then))
         version = await self.store.create(then[-1][0] if then else task, owner, **extra)
         self.observer.task_created(task.status.state)
         self.observer.task_written(task, owner, None, None)
@@ -452,7 +462,8 @@ class Driver:
         if size:
             self._sizes[ex.task_id] = (version, size)
         ex.committed.set()
-        self.bus.publish(ex.task_id, 1, pb.StreamResponse(task=task))
+        if self.bus.subscriber_count(ex.task_id):  # the snapshot is a copy: only for a listener
+            self.bus.publish(ex.task_id, 1, pb.StreamResponse(task=task))
         self._publish(ex, version, steps)
         return len(steps)
 

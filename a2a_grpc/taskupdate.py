@@ -135,7 +135,7 @@ def open_task(
         # Interrupted → active again: the agent is working on the reply.
         task.status.state = pb.TASK_STATE_WORKING
     task.status.timestamp.CopyFrom(at)
-    task.history.append(message)
+    task.history.add().CopyFrom(message)  # (append would serialize and parse it)
     if snapshot is not None and snapshot.status.state != pb.TASK_STATE_UNSPECIFIED:
         _set_status(task, snapshot.status, now)
     if snapshot is not None and existing is None:
@@ -190,7 +190,7 @@ def _apply_status(task: pb.Task, event: pb.TaskStatusUpdateEvent, now: Timestamp
         msg.role = pb.ROLE_AGENT
         if not msg.message_id:
             msg.message_id = new_id()
-        task.history.append(msg)
+        task.history.add().CopyFrom(msg)
     out = pb.StreamResponse()
     upd = out.status_update  # filled in place: no second copy into the StreamResponse
     upd.CopyFrom(event)
@@ -208,12 +208,12 @@ def _apply_artifact(task: pb.Task, event: pb.TaskArtifactUpdateEvent) -> pb.Stre
     if event.append:
         extend_artifact(task, art)
     else:
-        for existing in task.artifacts:
+        for existing in task.artifacts if task.artifacts else ():  # (iterating an empty one raises inside)
             if existing.artifact_id == art.artifact_id:
                 existing.CopyFrom(art)
                 break
         else:
-            task.artifacts.append(art)
+            task.artifacts.add().CopyFrom(art)
     out = pb.StreamResponse()
     upd = out.artifact_update
     upd.CopyFrom(event)
@@ -254,4 +254,6 @@ def _apply_snapshot(task: pb.Task, event: pb.Task, now: Timestamp | None) -> pb.
     task.artifacts.extend(event.artifacts)
     if event.HasField("metadata"):
         task.metadata.CopyFrom(event.metadata)
-    return pb.StreamResponse(task=task)  # a copy
+    out = pb.StreamResponse()
+    out.task.CopyFrom(task)  # a copy (the keyword form would serialize and parse it)
+    return out

@@ -145,6 +145,9 @@ class InMemoryTaskStore:
     grow from 1 in insertion order.
     """
 
+    #: No task-event log: the events of a write are counted, not kept.
+    event_log: Final = False
+
     def __init__(self) -> None:
         self._tasks: dict[str, _Row] = {}
         self._index: dict[tuple[str, str], _OwnerIndex] = {}  # by (tenant, user)
