@@ -56,10 +56,11 @@ def _build_helper(tmp: Path) -> Path:
 
 
 class _Context:
-    """The ``RpcContext`` of one call (what the gateway's context offers)."""
+    """The ``RpcContext`` of one call; slotted, like grpc.aio's own context
+    (no instance attributes: no gateway extras)."""
 
-    def __init__(self) -> None:
-        self.metadata = (("a2a-version", "1.0"),)
+    __slots__ = ()
+    metadata = (("a2a-version", "1.0"),)
 
     def invocation_metadata(self) -> Any:
         return self.metadata
