@@ -200,7 +200,9 @@ class RequestHandler:
                 context_id=context_id,
                 call=call,
                 task=_trim(ex.existing.task, None) if ex.existing else None,
-                accepted_output_modes=tuple(cfg.accepted_output_modes),
+                accepted_output_modes=tuple(
+                    cfg.accepted_output_modes[:]
+                ),  # ([:]: see validation._plan_lines)
                 related_tasks=tuple(related),
             )
 
