@@ -201,6 +201,8 @@ class TaskWriter:
         self, task: pb.Task, owner: Owner, then: Sequence[tuple[pb.Task, pb.StreamResponse]]
     ) -> None:
         """Tells the observer of each event of ``then`` applied on top of ``task``."""
+        if self.observer is NO_OBSERVER:  # (nobody to tell: no states to read)
+            return
         for after, out in then:
             if after.status.state != task.status.state:
                 self.observer.task_transition(after.status.state)
@@ -469,9 +471,10 @@ class Driver:
 
     def _publish(self, ex: Execution, version: int, steps: Sequence[_Step]) -> None:
         """Fans out the events of ``steps``, which made the task ``version``."""
-        first = version - len(steps) + 1
-        for i, (after, out, _size) in enumerate(steps):
-            self.bus.publish(ex.task_id, first + i, out, last=is_terminal(after.status.state))
+        if self.bus.subscriber_count(ex.task_id):  # (no listener: nothing to read the states for)
+            first = version - len(steps) + 1
+            for i, (after, out, _size) in enumerate(steps):
+                self.bus.publish(ex.task_id, first + i, out, last=is_terminal(after.status.state))
         if is_final(steps[-1][0].status.state):
             _settle(ex)
 
