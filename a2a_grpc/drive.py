@@ -45,6 +45,7 @@ from a2a_grpc.taskupdate import (
     direct_reply,
     invalid,
     open_task,
+    snapshot,
     status_event,
 )
 from a2a_grpc.telemetry import NO_OBSERVER, Observer
@@ -145,7 +146,7 @@ class TaskWriter:
             extra["fence"] = fence
         if then:
             # The creation snapshot is a copy of the task: made only for a store that keeps it.
-            head = pb.StreamResponse(task=task) if self.event_log else _UNLOGGED
+            head = snapshot(task) if self.event_log else _UNLOGGED
             extra["events"] = (head, *(out for _, out in then))
         version = await self.store.create(then[-1][0] if then else task, owner, **extra)
         self.observer.task_created(task.status.state)
@@ -413,7 +414,7 @@ class Driver:
             assert ex.current is not None
             ex.committed.set()
             if self.bus.subscriber_count(ex.task_id):  # the snapshot is a copy: only for a listener
-                self.bus.publish(ex.task_id, ex.current.version, pb.StreamResponse(task=ex.current.task))
+                self.bus.publish(ex.task_id, ex.current.version, snapshot(ex.current.task))
             if isinstance(first, pb.Task):
                 return
         await self._store(ex, (event,))
@@ -465,7 +466,7 @@ class Driver:
             self._sizes[ex.task_id] = (version, size)
         ex.committed.set()
         if self.bus.subscriber_count(ex.task_id):  # the snapshot is a copy: only for a listener
-            self.bus.publish(ex.task_id, 1, pb.StreamResponse(task=task))
+            self.bus.publish(ex.task_id, 1, snapshot(task))
         self._publish(ex, version, steps)
         return len(steps)
 

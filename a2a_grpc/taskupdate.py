@@ -38,6 +38,7 @@ __all__ = [
     "invalid",
     "open_task",
     "received_at",
+    "snapshot",
     "status_event",
 ]
 
@@ -63,6 +64,14 @@ def received_at(first: object, now: Timestamp | None = None) -> Timestamp:
         if (ts.seconds, ts.nanos) < (now.seconds, now.nanos):
             return ts
     return now
+
+
+def snapshot(task: pb.Task) -> pb.StreamResponse:
+    """A stream event carrying a copy of ``task`` (made with CopyFrom: the
+    keyword form ``StreamResponse(task=...)`` serializes and parses it)."""
+    out = pb.StreamResponse()
+    out.task.CopyFrom(task)
+    return out
 
 
 def status_event(task: pb.Task) -> pb.StreamResponse:
@@ -263,6 +272,4 @@ def _apply_snapshot(task: pb.Task, event: pb.Task, now: Timestamp | None) -> pb.
     task.artifacts.extend(event.artifacts)
     if event.HasField("metadata"):
         task.metadata.CopyFrom(event.metadata)
-    out = pb.StreamResponse()
-    out.task.CopyFrom(task)  # a copy (the keyword form would serialize and parse it)
-    return out
+    return snapshot(task)
