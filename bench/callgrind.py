@@ -150,7 +150,7 @@ def _annotate(out: Path, n: int, top: int) -> tuple[float, list[tuple[float, str
         ir = int(m.group(1).replace(",", ""))
         if m.group(2) == "PROGRAM TOTALS":
             total = ir
-        elif len(rows) < top:
+        elif len(rows) < top and total is not None and ir < total:  # (not the callers of everything)
             rows.append((ir / n, m.group(2)))
     if total is None:
         raise SystemExit("callgrind_annotate printed no total:\n" + text[:2000])
