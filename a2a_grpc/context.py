@@ -64,6 +64,8 @@ class Owner:
 
 
 _NO_EXTENSIONS: frozenset[str] = frozenset()
+#: The owner of every task of a server without tenants or authentication.
+_NOBODY = Owner()
 
 
 def parse_extensions(values: Sequence[str]) -> frozenset[str]:
@@ -110,6 +112,8 @@ class CallContext:
     @property
     def owner(self) -> Owner:
         """The task scope of this caller."""
+        if not self.tenant and not self.user:
+            return _NOBODY  # (a frozen dataclass is slow to build: the common case is shared)
         return Owner(self.tenant, self.user)
 
     @property

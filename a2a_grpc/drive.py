@@ -45,6 +45,7 @@ from a2a_grpc.taskupdate import (
     direct_reply,
     invalid,
     open_task,
+    snapshot,
     status_event,
 )
 from a2a_grpc.telemetry import NO_OBSERVER, Observer
@@ -63,6 +64,11 @@ _MOST_EVENTS = 64
 #: An event applied: the task after it, its stream event, the task's size
 #: when checked (see Driver._check_size; 0: not checked).
 _Step = tuple[pb.Task, pb.StreamResponse, int]
+
+
+#: The creation snapshot given to a store without an event log, which only
+#: counts the events of a write (:attr:`TaskWriter.event_log`).
+_UNLOGGED = pb.StreamResponse()
 
 
 class _Settled(Exception):
@@ -96,6 +102,9 @@ class TaskWriter:
         #: Whether the store takes several events in one update (``events``):
         #: a store of the older protocol (``event``) gets one per write.
         self.folds = _takes_events(store.update)
+        #: Whether the store keeps the events it is given (a task-event log);
+        #: one that does not only counts them (see :meth:`create`).
+        self.event_log = getattr(store, "event_log", True)
 
     async def push_configs(self, owner: Owner, task_id: str) -> list[pb.TaskPushNotificationConfig]:
         """The task's webhooks; none while push delivery is off."""
@@ -136,7 +145,9 @@ class TaskWriter:
         if fence is not None:
             extra["fence"] = fence
         if then:
-            extra["events"] = (pb.StreamResponse(task=task), *(out for _, out in then))
+            # The creation snapshot is a copy of the task: made only for a store that keeps it.
+            head = snapshot(task) if self.event_log else _UNLOGGED
+            extra["events"] = (head, *(out for _, out in then))
         version = await self.store.create(then[-1][0] if then else task, owner, **extra)
         self.observer.task_created(task.status.state)
         self.observer.task_written(task, owner, None, None)
@@ -191,6 +202,8 @@ class TaskWriter:
         self, task: pb.Task, owner: Owner, then: Sequence[tuple[pb.Task, pb.StreamResponse]]
     ) -> None:
         """Tells the observer of each event of ``then`` applied on top of ``task``."""
+        if self.observer is NO_OBSERVER:  # (nobody to tell: no states to read)
+            return
         for after, out in then:
             if after.status.state != task.status.state:
                 self.observer.task_transition(after.status.state)
@@ -401,7 +414,7 @@ class Driver:
             assert ex.current is not None
             ex.committed.set()
             if self.bus.subscriber_count(ex.task_id):  # the snapshot is a copy: only for a listener
-                self.bus.publish(ex.task_id, ex.current.version, pb.StreamResponse(task=ex.current.task))
+                self.bus.publish(ex.task_id, ex.current.version, snapshot(ex.current.task))
             if isinstance(first, pb.Task):
                 return
         await self._store(ex, (event,))
@@ -452,15 +465,17 @@ class Driver:
         if size:
             self._sizes[ex.task_id] = (version, size)
         ex.committed.set()
-        self.bus.publish(ex.task_id, 1, pb.StreamResponse(task=task))
+        if self.bus.subscriber_count(ex.task_id):  # the snapshot is a copy: only for a listener
+            self.bus.publish(ex.task_id, 1, snapshot(task))
         self._publish(ex, version, steps)
         return len(steps)
 
     def _publish(self, ex: Execution, version: int, steps: Sequence[_Step]) -> None:
         """Fans out the events of ``steps``, which made the task ``version``."""
-        first = version - len(steps) + 1
-        for i, (after, out, _size) in enumerate(steps):
-            self.bus.publish(ex.task_id, first + i, out, last=is_terminal(after.status.state))
+        if self.bus.subscriber_count(ex.task_id):  # (no listener: nothing to read the states for)
+            first = version - len(steps) + 1
+            for i, (after, out, _size) in enumerate(steps):
+                self.bus.publish(ex.task_id, first + i, out, last=is_terminal(after.status.state))
         if is_final(steps[-1][0].status.state):
             _settle(ex)
 

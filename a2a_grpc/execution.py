@@ -18,8 +18,10 @@ takes the task's lease, and ``get``/``interrupt`` where it asks the holder.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextvars
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass, field
+from typing import Any
 
 from a2a_grpc.context import Owner
 from a2a_grpc.errors import A2AError, ErrorCode
@@ -128,7 +130,7 @@ class Executions:
             raise
         if stream:
             ex.stream = self._bus.subscribe(ex.task_id)
-        ex.runner = asyncio.get_running_loop().create_task(self._run(ex, ctx), name=f"a2a-task-{ex.task_id}")
+        ex.runner = _run_eagerly(self._run(ex, ctx), f"a2a-task-{ex.task_id}")
 
     async def _run(self, ex: Execution, ctx: ExecutorContext) -> None:
         timer = None
@@ -180,3 +182,48 @@ class Executions:
                 self.interrupt(ex, ex.cancel_reason or "shutdown")
         if runners:
             await asyncio.wait(runners, timeout=5.0)
+
+
+def _run_eagerly(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None] | None:
+    """Runs ``coro``'s first step now, in a context of its own (as a task's
+    step would run), and the rest, if it waits, in a task (named ``name``)
+    that continues in that context: that task, or None when ``coro`` ended
+    without waiting (an agent that answers at once on a store that never
+    waits: no task, no extra turn of the event loop)."""
+    context = contextvars.copy_context()
+    try:
+        waits_on = context.run(coro.send, None)
+    except StopIteration:
+        return None
+    rest = _Begun(coro, waits_on)
+    return asyncio.get_running_loop().create_task(rest, name=name, context=context)
+
+
+_NOTHING: Any = object()
+
+
+class _Begun(Coroutine[Any, Any, None]):
+    """A coroutine whose first step ran (it waits on ``waits_on``), as the
+    coroutine of a task: the task's first step hands ``waits_on`` to the
+    event loop; a cancel that comes before it goes into the coroutine, at
+    that wait, as it would have in a task that started it."""
+
+    __slots__ = ("_coro", "_waits_on")
+
+    def __init__(self, coro: Coroutine[Any, Any, None], waits_on: Any) -> None:
+        self._coro = coro
+        self._waits_on = waits_on
+
+    def send(self, value: Any) -> Any:
+        waits_on, self._waits_on = self._waits_on, _NOTHING
+        return self._coro.send(value) if waits_on is _NOTHING else waits_on
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        self._waits_on = _NOTHING
+        return self._coro.throw(typ if val is None else val)
+
+    def close(self) -> None:
+        self._coro.close()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        raise TypeError("a begun execution is run by its task, not awaited")

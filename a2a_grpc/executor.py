@@ -154,7 +154,11 @@ class ExecutorContext:
         artifact.artifact_id = artifact_id or new_id()
         artifact.name = name
         artifact.description = description
-        artifact.parts.extend(text_part(p) if isinstance(p, str) else p for p in parts)
+        for p in parts:  # (add + CopyFrom: extend would serialize and parse each part)
+            if isinstance(p, str):
+                artifact.parts.add(text=p)
+            else:
+                artifact.parts.add().CopyFrom(p)
         return event
 
     def text(self) -> str:

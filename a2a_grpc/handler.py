@@ -200,7 +200,9 @@ class RequestHandler:
                 context_id=context_id,
                 call=call,
                 task=_trim(ex.existing.task, None) if ex.existing else None,
-                accepted_output_modes=tuple(cfg.accepted_output_modes),
+                accepted_output_modes=tuple(
+                    cfg.accepted_output_modes[:]
+                ),  # ([:]: see validation._plan_lines)
                 related_tasks=tuple(related),
             )
 
@@ -269,7 +271,7 @@ class RequestHandler:
                     yield pb.StreamResponse(task=_trim(event.task, hl))
                 else:
                     yield event
-                if _ends_stream(event):
+                if _ends_stream(event, kind):
                     return
             if ex.error is not None and ex.current is None:
                 raise ex.error
@@ -534,10 +536,10 @@ def _user_message(msg: pb.Message, task_id: str, context_id: str) -> pb.Message:
     return message
 
 
-def _ends_stream(event: pb.StreamResponse) -> bool:
+def _ends_stream(event: pb.StreamResponse, kind: str | None) -> bool:
     """A SendStreamingMessage stream ends after a direct Message, or a Task or
-    status update whose state is terminal or interrupted."""
-    kind = event.WhichOneof("payload")
+    status update whose state is terminal or interrupted (``kind``: the
+    event's ``payload``)."""
     if kind == "message":
         return True
     if kind == "task":

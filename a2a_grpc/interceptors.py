@@ -130,6 +130,27 @@ def _own(interceptor: CallInterceptor, name: str) -> Any:
     return getattr(interceptor, name)
 
 
+class _Check(CallInterceptor):
+    """A built-in step whose ``before`` never waits: its :meth:`check`,
+    which the chain calls directly (no coroutine per call)."""
+
+    def check(self, call: CallContext, request: ProtoMessage) -> None:
+        """What ``before`` does; raises an A2AError to refuse the call."""
+
+    async def before(self, call: CallContext, request: ProtoMessage) -> None:
+        self.check(call, request)
+
+
+_CheckFn = Callable[[CallContext, ProtoMessage], None]
+
+
+def _step(interceptor: CallInterceptor) -> tuple[_CheckFn | None, _Before | None, _After | None]:
+    """(the sync check, or else the ``before``; the ``after``) of one step."""
+    if isinstance(interceptor, _Check) and type(interceptor).before is _Check.before:
+        return interceptor.check, None, _own(interceptor, "after")
+    return None, _own(interceptor, "before"), _own(interceptor, "after")
+
+
 class InterceptorChain:
     """Runs ``interceptors`` around operations in the order given (the
     servicer gives the built-ins first, then the server's own). A step that
@@ -138,15 +159,15 @@ class InterceptorChain:
 
     def __init__(self, interceptors: Sequence[CallInterceptor]) -> None:
         self.interceptors = tuple(interceptors)
-        self._steps: tuple[tuple[_Before | None, _After | None], ...] = tuple(
-            (_own(interceptor, "before"), _own(interceptor, "after")) for interceptor in self.interceptors
-        )
+        self._steps = tuple(_step(interceptor) for interceptor in self.interceptors)
 
     async def _before(self, call: CallContext, request: ProtoMessage, afters: list[_After]) -> None:
         """Runs every ``before`` in order; ``afters`` collects the ``after`` of
         each step whose ``before`` returned (for :meth:`_after`)."""
-        for before, after in self._steps:
-            if before is not None:
+        for check, before, after in self._steps:
+            if check is not None:
+                check(call, request)
+            elif before is not None:
                 await before(call, request)
             if after is not None:
                 afters.append(after)
@@ -170,8 +191,10 @@ class InterceptorChain:
         afters: list[_After] = []  # of the steps whose before returned
         outcome: Outcome = None
         try:
-            for before, after in self._steps:  # _before, inline: this runs on every unary call
-                if before is not None:
+            for check, before, after in self._steps:  # _before, inline: this runs on every unary call
+                if check is not None:
+                    check(call, request)
+                elif before is not None:
                     await before(call, request)
                 if after is not None:
                     afters.append(after)
@@ -218,7 +241,7 @@ class InterceptorChain:
 # ------------------------------------------------------------------ built-ins
 
 
-class VersionNegotiation(CallInterceptor):
+class VersionNegotiation(_Check):
     """``A2A-Version`` (spec §3.6): Major.Minor must be one of ``supported``
     (the patch is ignored). Absent means 0.3 (spec §3.6.2): refused when
     ``strict`` with a message telling the caller to send ``A2A-Version: 1.0``
@@ -231,7 +254,7 @@ class VersionNegotiation(CallInterceptor):
         self.supported = supported
         self.strict = strict
 
-    async def before(self, call: CallContext, request: ProtoMessage) -> None:
+    def check(self, call: CallContext, request: ProtoMessage) -> None:
         version = call.protocol_version
         if version in self.supported:  # "1.0": the common case, nothing to parse
             return
@@ -255,7 +278,7 @@ class VersionNegotiation(CallInterceptor):
             )
 
 
-class ExtensionNegotiation(CallInterceptor):
+class ExtensionNegotiation(_Check):
     """``A2A-Extensions`` (spec §4.6, §7.3) against the extensions the card
     declares: a required one the caller did not request raises
     EXTENSION_SUPPORT_REQUIRED (``requiredExtensions`` in the metadata); the
@@ -265,7 +288,7 @@ class ExtensionNegotiation(CallInterceptor):
     def __init__(self, card: CardSource) -> None:
         self.card = card
 
-    async def before(self, call: CallContext, request: ProtoMessage) -> None:
+    def check(self, call: CallContext, request: ProtoMessage) -> None:
         declared = self.card().capabilities.extensions
         if not declared:
             return
@@ -280,7 +303,7 @@ class ExtensionNegotiation(CallInterceptor):
         call.activated_extensions.update(e.uri for e in declared if e.uri in requested)
 
 
-class RequestValidation(CallInterceptor):
+class RequestValidation(_Check):
     """The request is at most ``max_bytes`` (serialized; else
     PAYLOAD_TOO_LARGE, the one size error of every binding: gRPC
     RESOURCE_EXHAUSTED, HTTP 413) and follows the proto's rules
@@ -290,7 +313,7 @@ class RequestValidation(CallInterceptor):
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
 
-    async def before(self, call: CallContext, request: ProtoMessage) -> None:
+    def check(self, call: CallContext, request: ProtoMessage) -> None:
         size = request.ByteSize()
         if size > self.max_bytes:
             raise A2AError(
@@ -342,7 +365,7 @@ def require_push(card: pb.AgentCard, push: object | None) -> None:
     require_capability(Capability.PUSH_NOTIFICATIONS, card, push=push is not None)
 
 
-class CapabilityGate(CallInterceptor):
+class CapabilityGate(_Check):
     """Refuses an RPC of :data:`REQUIRED_CAPABILITY` when the card does not
     declare its capability (see :func:`require_capability`). ``push``: a
     push delivery sink exists."""
@@ -351,7 +374,7 @@ class CapabilityGate(CallInterceptor):
         self.card = card
         self.push = push
 
-    async def before(self, call: CallContext, request: ProtoMessage) -> None:
+    def check(self, call: CallContext, request: ProtoMessage) -> None:
         capability = REQUIRED_CAPABILITY.get(call.rpc_name)
         if capability is not None:
             require_capability(capability, self.card(), push=self.push)

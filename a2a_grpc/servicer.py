@@ -103,21 +103,41 @@ def builtin_interceptors(handler: RequestHandler, auth: AuthPolicy | None = None
 _METHODS = {m.name: f"/{SERVICE.full_name}/{m.name}" for m in SERVICE.methods}
 
 
+#: The attributes a binding's context may add to RpcContext, and their defaults.
+_CONTEXT_EXTRAS = (("binding", "grpc"), ("dialect", "1.0"), ("client_task_ids", False))
+#: Per context type: whether its instances cannot have any of
+#: ``_CONTEXT_EXTRAS`` (no instance dict, no such class attribute: grpc.aio's
+#: own context), so that reading them would only raise AttributeError inside.
+_PLAIN_CONTEXTS: dict[type, bool] = {}
+
+
+def _is_plain(context: RpcContext) -> bool:
+    kind = type(context)
+    plain = _PLAIN_CONTEXTS.get(kind)
+    if plain is None:
+        plain = _PLAIN_CONTEXTS[kind] = kind.__dictoffset__ == 0 and not any(
+            hasattr(kind, name) for name, _ in _CONTEXT_EXTRAS
+        )
+    return plain
+
+
 def _call_context(
     context: RpcContext, rpc: str, request: ProtoMessage, *, peer_identities: bool = False
 ) -> CallContext:
+    plain = _is_plain(context)
     call = CallContext.from_metadata(
         _METHODS[rpc],
         context.invocation_metadata(),
         tenant=getattr(request, "tenant", ""),
         peer=context.peer(),
         deadline=context.time_remaining(),
-        binding=getattr(context, "binding", "grpc"),
-        dialect=getattr(context, "dialect", "1.0"),
+        binding="grpc" if plain else getattr(context, "binding", "grpc"),
+        dialect="1.0" if plain else getattr(context, "dialect", "1.0"),
     )
     if peer_identities:
         call.peer_identity = peer_identity(context)
-    call.client_task_ids = getattr(context, "client_task_ids", False) is True  # legacy adapters only
+    if not plain:
+        call.client_task_ids = getattr(context, "client_task_ids", False) is True  # legacy adapters only
     return call
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "invalid",
     "open_task",
     "received_at",
+    "snapshot",
     "status_event",
 ]
 
@@ -65,6 +66,14 @@ def received_at(first: object, now: Timestamp | None = None) -> Timestamp:
     return now
 
 
+def snapshot(task: pb.Task) -> pb.StreamResponse:
+    """A stream event carrying a copy of ``task`` (made with CopyFrom: the
+    keyword form ``StreamResponse(task=...)`` serializes and parses it)."""
+    out = pb.StreamResponse()
+    out.task.CopyFrom(task)
+    return out
+
+
 def status_event(task: pb.Task) -> pb.StreamResponse:
     """A status update carrying the task's current status."""
     return pb.StreamResponse(
@@ -82,8 +91,9 @@ def check_event(event: object, task_id: str, context_id: str) -> TaskEvent:
     got = event.id if isinstance(event, pb.Task) else event.task_id
     if got and got != task_id:
         raise invalid(f"event for task {got} in the execution of task {task_id}")
-    if event.context_id and event.context_id != context_id:
-        raise invalid(f"event contextId {event.context_id} differs from the task's {context_id}")
+    got = event.context_id
+    if got and got != context_id:
+        raise invalid(f"event contextId {got} differs from the task's {context_id}")
     return event
 
 
@@ -135,7 +145,7 @@ def open_task(
         # Interrupted → active again: the agent is working on the reply.
         task.status.state = pb.TASK_STATE_WORKING
     task.status.timestamp.CopyFrom(at)
-    task.history.append(message)
+    task.history.add().CopyFrom(message)  # (append would serialize and parse it)
     if snapshot is not None and snapshot.status.state != pb.TASK_STATE_UNSPECIFIED:
         _set_status(task, snapshot.status, now)
     if snapshot is not None and existing is None:
@@ -174,28 +184,34 @@ def apply_event(
     return out, _apply_snapshot(out, event, now)
 
 
-def _set_status(task: pb.Task, status: pb.TaskStatus, now: Timestamp | None) -> None:
-    task.status.CopyFrom(status)
-    if not task.status.HasField("timestamp"):
-        task.status.timestamp.CopyFrom(now or now_timestamp())
+def _set_status(task: pb.Task, status: pb.TaskStatus, now: Timestamp | None) -> pb.TaskStatus:
+    """Sets ``task``'s status to ``status`` (stamped ``now`` when it has no
+    timestamp); returns it (the task's own)."""
+    mine = task.status
+    mine.CopyFrom(status)
+    if not mine.HasField("timestamp"):
+        mine.timestamp.CopyFrom(now or now_timestamp())
+    return mine
 
 
 def _apply_status(task: pb.Task, event: pb.TaskStatusUpdateEvent, now: Timestamp | None) -> pb.StreamResponse:
-    if event.status.state not in _STATES:
+    given = event.status
+    if given.state not in _STATES:
         raise invalid("a status update needs a valid state")
-    _set_status(task, event.status, now)
-    if task.status.HasField("message"):
-        msg = task.status.message
-        msg.task_id, msg.context_id = task.id, task.context_id
+    status = _set_status(task, given, now)
+    task_id, context_id = task.id, task.context_id
+    if status.HasField("message"):
+        msg = status.message
+        msg.task_id, msg.context_id = task_id, context_id
         msg.role = pb.ROLE_AGENT
         if not msg.message_id:
             msg.message_id = new_id()
-        task.history.append(msg)
+        task.history.add().CopyFrom(msg)
     out = pb.StreamResponse()
     upd = out.status_update  # filled in place: no second copy into the StreamResponse
     upd.CopyFrom(event)
-    upd.task_id, upd.context_id = task.id, task.context_id
-    upd.status.CopyFrom(task.status)
+    upd.task_id, upd.context_id = task_id, context_id
+    upd.status.CopyFrom(status)
     return out
 
 
@@ -208,12 +224,13 @@ def _apply_artifact(task: pb.Task, event: pb.TaskArtifactUpdateEvent) -> pb.Stre
     if event.append:
         extend_artifact(task, art)
     else:
-        for existing in task.artifacts:
+        artifacts = task.artifacts
+        for existing in artifacts[:]:  # ([:]: a loop over the container itself ends in an IndexError)
             if existing.artifact_id == art.artifact_id:
                 existing.CopyFrom(art)
                 break
         else:
-            task.artifacts.append(art)
+            artifacts.add().CopyFrom(art)
     out = pb.StreamResponse()
     upd = out.artifact_update
     upd.CopyFrom(event)
@@ -226,11 +243,12 @@ def extend_artifact(task: pb.Task, chunk: pb.Artifact) -> None:
     adds it when there is none: what an artifact update with ``append=true``
     does, and how a store folds the chunks it kept apart back into the task
     on read (:meth:`~a2a_grpc.store.base.TaskStore.update`)."""
-    for existing in task.artifacts:
-        if existing.artifact_id == chunk.artifact_id:
+    artifacts, artifact_id = task.artifacts, chunk.artifact_id
+    for existing in artifacts[:]:
+        if existing.artifact_id == artifact_id:
             _extend(existing, chunk)
             return
-    task.artifacts.append(chunk)
+    artifacts.add().CopyFrom(chunk)
 
 
 def _extend(existing: pb.Artifact, chunk: pb.Artifact) -> None:
@@ -254,4 +272,4 @@ def _apply_snapshot(task: pb.Task, event: pb.Task, now: Timestamp | None) -> pb.
     task.artifacts.extend(event.artifacts)
     if event.HasField("metadata"):
         task.metadata.CopyFrom(event.metadata)
-    return pb.StreamResponse(task=task)  # a copy
+    return snapshot(task)

@@ -398,7 +398,9 @@ _REQUIRED_TEST = {
 
 
 def _plan_lines(plan: _Plan, name: str, env: dict[str, Any], child_name: Callable[[_Plan], str]) -> str:
-    """The source of ``name(m) -> bool``: True when ``m`` breaks no rule of ``plan``."""
+    """The source of ``name(m) -> bool``: True when ``m`` breaks no rule of ``plan``.
+    A repeated field is looped over as a list (``[:]``): a protobuf
+    container has no iterator, so a loop over it ends in an IndexError."""
     body: list[str] = []
     for fname, req in plan.required:
         body.append(f"if {_REQUIRED_TEST[req].format(v=_attr(fname), f=fname)}: return False")
@@ -409,9 +411,9 @@ def _plan_lines(plan: _Plan, name: str, env: dict[str, Any], child_name: Callabl
         if kind == _CHILD:
             body.append(f"if {has} and not {child_name(arg)}({v}): return False")
         elif kind == _CHILD_LIST:
-            body.append(f"for x in {v}:\n        if not {child_name(arg)}(x): return False")
+            body.append(f"for x in {v}[:]:\n        if not {child_name(arg)}(x): return False")
         elif kind == _JSON and arg.is_repeated:
-            body.append(f"for x in {v}:\n        if _json_problem(x): return False")
+            body.append(f"for x in {v}[:]:\n        if _json_problem(x): return False")
         elif kind == _JSON:
             body.append(f"if {has} and _json_problem({v}): return False")
         elif kind == _ID:
@@ -419,7 +421,7 @@ def _plan_lines(plan: _Plan, name: str, env: dict[str, Any], child_name: Callabl
         elif kind in (_ENUM, _ENUM_LIST):
             ref = f"_known{len(env)}"
             env[ref] = arg[1]  # the enum's known numbers
-            test = f"if {v} not in {ref}" if kind == _ENUM else f"for x in {v}:\n        if x not in {ref}"
+            test = f"if {v} not in {ref}" if kind == _ENUM else f"for x in {v}[:]:\n        if x not in {ref}"
             body.append(test + ": return False")
         else:  # _NON_NEG
             body.append(f"if {v} < 0: return False")

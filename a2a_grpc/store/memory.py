@@ -69,8 +69,9 @@ _STATE: Final = 6
 _CHUNKS: Final = 7
 
 
-def _row(task: pb.Task, owner: Owner, version: int) -> _Row:
-    key = (status_ts_ms(task), task.id)
+def _row(task: pb.Task, owner: Owner, version: int, task_id: str) -> _Row:
+    status = task.status  # (read once: each read of a field is a lookup)
+    key = (status.timestamp.ToMilliseconds(), task_id)
     return (
         task.SerializeToString(),
         owner.tenant,
@@ -78,7 +79,7 @@ def _row(task: pb.Task, owner: Owner, version: int) -> _Row:
         version,
         key,
         task.context_id,
-        task.status.state,
+        status.state,
         (),
     )
 
@@ -145,6 +146,9 @@ class InMemoryTaskStore:
     grow from 1 in insertion order.
     """
 
+    #: No task-event log: the events of a write are counted, not kept.
+    event_log: Final = False
+
     def __init__(self) -> None:
         self._tasks: dict[str, _Row] = {}
         self._index: dict[tuple[str, str], _OwnerIndex] = {}  # by (tenant, user)
@@ -197,11 +201,12 @@ class InMemoryTaskStore:
         for a ``fence`` (no leases here: cluster mode needs PostgreSQL)."""
         if fence is not None:
             raise ValueError(_NO_FENCE)
-        if task.id in self._tasks:
-            raise TaskExistsError(task.id)
+        task_id = task.id
+        if task_id in self._tasks:
+            raise TaskExistsError(task_id)
         version = max(1, len(events))
-        row = _row(task, owner, version)
-        self._tasks[task.id] = row
+        row = _row(task, owner, version, task_id)
+        self._tasks[task_id] = row
         self._index_add(row)
         return version
 
@@ -233,15 +238,16 @@ class InMemoryTaskStore:
         or the task is missing or not ``owner``'s; ValueError for a ``fence``."""
         if fence is not None:
             raise ValueError(_NO_FENCE)
-        row = self._tasks.get(task.id)
+        task_id = task.id
+        row = self._tasks.get(task_id)
         if row is None or not _owned(row, owner) or row[_VERSION] != expected_version:
-            raise VersionConflictError(task.id)
+            raise VersionConflictError(task_id)
         moved = _appended(row, task, append) if append is not None and len(events) < 2 else None
         if moved is not None:
-            row = self._tasks[task.id] = moved
+            row = self._tasks[task_id] = moved
         else:
             was = row
-            row = self._tasks[task.id] = _row(task, owner, expected_version + max(1, len(events)))
+            row = self._tasks[task_id] = _row(task, owner, expected_version + max(1, len(events)), task_id)
             if (was[_KEY], was[_CONTEXT], was[_STATE]) != (row[_KEY], row[_CONTEXT], row[_STATE]):
                 self._index_remove(was)  # the keys moved (an artifact update keeps them)
                 self._index_add(row)

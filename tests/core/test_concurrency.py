@@ -189,28 +189,32 @@ async def test_subscribe_while_events_flow(server, stub, agent: ScriptedAgent) -
 
 
 @pytest.mark.parametrize("store_kind", ["memory"])
-async def test_cancel_before_execution_starts(server, stub) -> None:
+async def test_cancel_before_execution_task_runs(server, stub, agent: ScriptedAgent) -> None:
     """Regression: CancelTask reaching an execution whose asyncio task has
     been created but has not run yet. (Cancelling such a task skips its body,
     finally included: the task stayed busy forever and the message's caller
-    hung.) Driven in process so the interleaving is exact: with the memory
-    store nothing below yields to the event loop."""
+    hung.) The first step of an execution runs in ``start`` itself; here it
+    waits (``gate``), so the rest runs in a task that has not run when the
+    cancel comes: the cancel must still reach the agent at its wait. Driven in
+    process so the interleaving is exact: with the memory store nothing
+    below yields to the event loop."""
     from a2a_grpc.context import CallContext
 
-    task = (await stub.SendMessage(msg("ask"), metadata=VERSION_MD)).task
     handler = server.handler
     call = CallContext(method="/lf.a2a.v1.A2AService/SendMessage", protocol_version="1.0")
-    ex = await handler._start(msg("fine", task_id=task.id), call, stream=False)
-    assert ex.runner is not None and not ex.started
+    ex = await handler._start(msg("gate g"), call, stream=False)
+    task = ex.current.task if ex.current is not None else None
+    assert task is not None and task.status.state == pb.TASK_STATE_WORKING
+    assert ex.started and ex.runner is not None and not ex.runner.done()
     # Awaited directly: wait_for would wrap it in a task and let the runner start.
     canceled = await handler.cancel_task(pb.CancelTaskRequest(id=task.id), call)
     assert canceled.status.state == pb.TASK_STATE_CANCELED
     await asyncio.wait_for(ex.settled.wait(), 5)
-    assert ex.error is not None and ex.error.code is ErrorCode.UNSUPPORTED_OPERATION
+    assert task.id in agent.cancelled  # the agent saw the cancel at its wait
     assert handler.executions.get(task.id) is None
     got = await stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=VERSION_MD)
     assert got == canceled
-    assert [m.parts[0].text for m in got.history if m.role == pb.ROLE_USER] == ["ask"]
+    assert [m.parts[0].text for m in got.history if m.role == pb.ROLE_USER] == ["gate g"]
 
 
 async def test_slow_subscriber_is_closed_by_bytes(make_server, agent: ScriptedAgent) -> None:

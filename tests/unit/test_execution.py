@@ -111,11 +111,10 @@ async def test_an_interrupt_before_the_agent_starts(reason: str, code: ErrorCode
     ex = execution()
 
     async def prepare() -> ExecutorContext:
+        running.interrupt(ex, reason)  # while the execution is prepared (no runner yet): flagged only
         return context(ex)
 
     await running.start(ex, prepare, stream=True)
-    running.interrupt(ex, reason)  # before the runner's first step: flagged only
-    assert ex.runner is not None and not ex.runner.cancelled()
     await asyncio.wait_for(ex.settled.wait(), 5)
     assert not agent.ran and ex.current is None
     assert ex.error is not None and ex.error.code is code
