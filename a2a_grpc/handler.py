@@ -381,7 +381,9 @@ class RequestHandler:
             stored = await self._get_task(req.id, call.owner)
             ex = self.executions.get(req.id)
             if ex is not None and ex.current is not None and ex.current.version > stored.version:
-                stored = ex.current
+                # Written meanwhile: read it again. Not ex.current itself, which
+                # may hold the next chunk before that chunk's write commits.
+                stored = await self._get_task(req.id, call.owner)
             if is_terminal(stored.task.status.state):
                 raise A2AError(
                     ErrorCode.UNSUPPORTED_OPERATION,

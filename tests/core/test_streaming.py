@@ -4,10 +4,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
+import pytest
 
+from a2a_grpc.context import Owner
 from a2a_grpc.errors import ErrorCode
+from a2a_grpc.executor import AgentExecutor, Event, ExecutorContext
+from a2a_grpc.store.base import StoredTask
+from a2a_grpc.store.memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.core.agents import ScriptedAgent
 from tests.core.helpers import VERSION_MD, connect, msg, raises, read_all, state_of
@@ -190,3 +197,89 @@ async def test_subscriber_disconnect_does_not_disturb_others(server, stub, agent
         rest = await read_all(keep)
         assert state_of(rest[-1]) == pb.TASK_STATE_COMPLETED
         assert await drop.code() == grpc.StatusCode.CANCELLED
+
+
+class _GatedStore(InMemoryTaskStore):
+    """The memory store, pausing on ``hold_get`` after the next ``get`` has
+    read (the subscriber's) and on ``hold_update`` before the next
+    ``update`` writes, when those are set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold_get: asyncio.Event | None = None
+        self.get_read = asyncio.Event()
+        self.hold_update: asyncio.Event | None = None
+        self.update_held = asyncio.Event()
+
+    async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
+        got = await super().get(task_id, owner)
+        hold, self.hold_get = self.hold_get, None
+        if hold is not None:
+            self.get_read.set()
+            await hold.wait()
+        return got
+
+    async def update(self, task: pb.Task, owner: Owner, expected_version: int, **kw: Any) -> int:
+        hold, self.hold_update = self.hold_update, None
+        if hold is not None:
+            self.update_held.set()
+            await hold.wait()
+        return await super().update(task, owner, expected_version, **kw)
+
+
+class _SteppedChunks(AgentExecutor):
+    """Yields chunk i of artifact "a" once ``steps[i]`` is set, then completes."""
+
+    card = ScriptedAgent.card
+
+    def __init__(self, n: int) -> None:
+        self.steps = [asyncio.Event() for _ in range(n)]
+
+    async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:
+        for i, step in enumerate(self.steps):
+            await step.wait()
+            yield ctx.artifact([f"c{i}"], artifact_id="a", append=i > 0)
+        yield ctx.status(pb.TASK_STATE_COMPLETED)
+
+
+async def _stored_chunks(stub: Any, task_id: str, n: int) -> None:
+    for _ in range(200):
+        got = await stub.GetTask(pb.GetTaskRequest(id=task_id), metadata=VERSION_MD)
+        if got.artifacts and len(got.artifacts[0].parts) == n:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"chunk {n - 1} was not stored")
+
+
+@pytest.mark.parametrize("store_kind", ["memory"])
+async def test_subscribe_snapshot_never_holds_a_chunk_still_being_written(make_server: Any) -> None:
+    """A subscriber whose store read is older than the execution's last
+    write, while the next chunk is being written (applied in place to the
+    execution's task before its write commits), gets each chunk once: its
+    snapshot is a committed version, not the execution's task in between
+    (it used to hold the chunk in flight, which then came again as its
+    update)."""
+    store, agent = _GatedStore(), _SteppedChunks(3)
+    srv = await make_server(agent=agent, store=store)
+    async with connect(srv) as stub:
+        agent.steps[0].set()
+        task = (await stub.SendMessage(msg("go", return_immediately=True), metadata=VERSION_MD)).task
+        await _stored_chunks(stub, task.id, 1)
+        read_held = store.hold_get = asyncio.Event()
+        sub = stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id), metadata=VERSION_MD)
+        reading = asyncio.ensure_future(read_all(sub))
+        await asyncio.wait_for(store.get_read.wait(), 5)  # the subscriber's read: chunk 0 only
+        agent.steps[1].set()
+        await _stored_chunks(stub, task.id, 2)  # the execution is ahead of that read
+        write_held = store.hold_update = asyncio.Event()
+        agent.steps[2].set()
+        await asyncio.wait_for(store.update_held.wait(), 5)  # chunk 2 applied, not yet written
+        read_held.set()
+        await asyncio.sleep(0.05)  # the subscriber takes its snapshot now
+        write_held.set()
+        events = await asyncio.wait_for(reading, 5)
+    texts = [p.text for a in events[0].task.artifacts for p in a.parts]
+    texts += [
+        p.text for e in events[1:] if e.HasField("artifact_update") for p in e.artifact_update.artifact.parts
+    ]
+    assert texts == ["c0", "c1", "c2"]
