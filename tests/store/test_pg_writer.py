@@ -53,6 +53,15 @@ async def test_a_killed_writer_backend_is_replaced_for_the_next_write(store: Sql
     async with store.engine.connect() as conn:
         killed = (await conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})).scalar_one()
     assert killed is True
+    # The backend ends a moment after pg_terminate_backend returns; a write
+    # sent into that moment may have reached it (its outcome is unknown: its
+    # caller gets the error, nothing is retried). Once the writer's socket has
+    # closed the connection is known dead, and the next write gets a new one.
+    for _ in range(500):
+        if _writer(store).raw.is_closed():
+            break
+        await asyncio.sleep(0.01)
+    assert _writer(store).raw.is_closed()
     assert await store.create(make_task("t2"), ALICE) == 1
     assert await store.update(make_task("t2", state=WORKING), ALICE, 1) == 2
     assert _writer(store).raw.get_server_pid() != pid
