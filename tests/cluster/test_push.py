@@ -11,12 +11,17 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import defaultdict
+from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
+from sqlalchemy import text
 
+from a2a_grpc.cluster.store import ClusterStore
+from a2a_grpc.context import Owner
 from a2a_grpc.types import pb
-from tests.cluster.replicas import BINDINGS, Replica
+from tests.cluster.replicas import BINDINGS, Replica, drop_database, fresh_database
+from tests.store.storekit import PG_URL, entry, make_task, postgres_skip_reason
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -95,95 +100,80 @@ async def test_claimed_delivery_across_replicas(replicas: list[Replica]) -> None
     assert any("push: delivered" in r.log.read_text() for r in replicas)
 
 
-async def test_claims_on_the_store() -> None:
-    """One replica's claim keeps a pair from the others; its expiry (the
-    replica died) hands the unmarked rows, same event ids, to another; a
-    pair with nothing pending is unclaimed at once."""
-    from a2a_grpc.cluster.store import ClusterStore
-    from a2a_grpc.context import Owner
-    from tests.cluster.replicas import drop_database, fresh_database
-    from tests.store.storekit import PG_URL, entry, make_task, postgres_skip_reason
-
+@pytest.fixture
+async def two_stores() -> AsyncIterator[tuple[ClusterStore, ClusterStore]]:
+    """Two cluster stores on one fresh database, claiming as replicas "a" and "b"."""
     reason = await postgres_skip_reason()
     if reason:
         pytest.skip(reason)
     url = await fresh_database(PG_URL)
     a, b = ClusterStore(url), ClusterStore(url)
     a.claimant, b.claimant = "a", "b"
-    a.push_claim_seconds = 0.3
     await a.open()
     await b.open()
-    owner = Owner("acme", "alice")
     try:
-        await a.create(make_task("t1"), owner)
-        await a.update(make_task("t1"), owner, 1, outbox=[entry("t1", "c1", 2), entry("t1", "c2", 2)])
-        await a.update(make_task("t1"), owner, 2, outbox=[entry("t1", "c1", 3)])
-        got_a = await a.outbox_due(1e12, 100)
-        assert [(r.entry.config_id, r.entry.event_id) for r in got_a] == [
-            ("c1", "t1:2"),
-            ("c2", "t1:2"),
-            ("c1", "t1:3"),
-        ]
-        assert await b.outbox_due(1e12, 100) == []  # claimed by a
-        c2 = next(r for r in got_a if r.entry.config_id == "c2")
-        await a.outbox_mark(c2.seq, state="delivered", attempts=1, next_attempt_at=0)
-        await b.update(make_task("t1"), owner, 3, outbox=[entry("t1", "c2", 4)])
-        assert [r.entry.event_id for r in await b.outbox_due(1e12, 100)] == ["t1:4"]  # c2 was unclaimed
-        await asyncio.sleep(0.4)  # a "dies": its claim of (t1, c1) expires
-        resent = await b.outbox_due(1e12, 100)
-        assert [(r.entry.config_id, r.entry.event_id) for r in resent] == [
-            ("c1", "t1:2"),
-            ("c1", "t1:3"),
-            ("c2", "t1:4"),
-        ]
-        assert await a.outbox_due(1e12, 100) == []  # now b's
+        yield a, b
     finally:
         await a.close()
         await b.close()
         await drop_database(PG_URL, url)
 
 
-async def test_a_claim_won_from_a_replica_that_just_delivered_does_not_send_again() -> None:
+async def test_claims_on_the_store(two_stores: tuple[ClusterStore, ClusterStore]) -> None:
+    """One replica's claim keeps a pair from the others; its expiry (the
+    replica died) hands the unmarked rows, same event ids, to another; a
+    pair with nothing pending is unclaimed at once."""
+    a, b = two_stores
+    a.push_claim_seconds = 0.3
+    owner = Owner("acme", "alice")
+    await a.create(make_task("t1"), owner)
+    await a.update(make_task("t1"), owner, 1, outbox=[entry("t1", "c1", 2), entry("t1", "c2", 2)])
+    await a.update(make_task("t1"), owner, 2, outbox=[entry("t1", "c1", 3)])
+    got_a = await a.outbox_due(1e12, 100)
+    assert [(r.entry.config_id, r.entry.event_id) for r in got_a] == [
+        ("c1", "t1:2"),
+        ("c2", "t1:2"),
+        ("c1", "t1:3"),
+    ]
+    assert await b.outbox_due(1e12, 100) == []  # claimed by a
+    c2 = next(r for r in got_a if r.entry.config_id == "c2")
+    await a.outbox_mark(c2.seq, state="delivered", attempts=1, next_attempt_at=0)
+    await b.update(make_task("t1"), owner, 3, outbox=[entry("t1", "c2", 4)])
+    assert [r.entry.event_id for r in await b.outbox_due(1e12, 100)] == ["t1:4"]  # c2 was unclaimed
+    await asyncio.sleep(0.4)  # a "dies": its claim of (t1, c1) expires
+    resent = await b.outbox_due(1e12, 100)
+    assert [(r.entry.config_id, r.entry.event_id) for r in resent] == [
+        ("c1", "t1:2"),
+        ("c1", "t1:3"),
+        ("c2", "t1:4"),
+    ]
+    assert await a.outbox_due(1e12, 100) == []  # now b's
+
+
+async def test_a_claim_won_from_a_replica_that_just_delivered_does_not_send_again(
+    two_stores: tuple[ClusterStore, ClusterStore],
+) -> None:
     """Replica b delivers the pair's last pending row and drops its claim
     while replica a's claim statement is already running (it started before
     b's commit, so its snapshot still holds the row as pending, and it waits
     on b's claim row). a wins the claim once b commits, and must read the
     row as delivered: with the claim and the read in one statement it read
     it pending from the old snapshot and sent it a second time."""
-    from sqlalchemy import text
-
-    from a2a_grpc.cluster.store import ClusterStore
-    from a2a_grpc.context import Owner
-    from tests.cluster.replicas import drop_database, fresh_database
-    from tests.store.storekit import PG_URL, entry, make_task, postgres_skip_reason
-
-    reason = await postgres_skip_reason()
-    if reason:
-        pytest.skip(reason)
-    url = await fresh_database(PG_URL)
-    a, b = ClusterStore(url), ClusterStore(url)
-    a.claimant, b.claimant = "a", "b"
-    await a.open()
-    await b.open()
+    a, b = two_stores
     owner = Owner("acme", "alice")
-    try:
-        await b.create(make_task("t1"), owner)
-        await b.update(make_task("t1"), owner, 1, outbox=[entry("t1", "c1", 2)])
-        [row] = await b.outbox_due(1e12, 100)
-        claims, outbox = b.push_claims.name, b.schema.outbox.name
-        async with b.engine.connect() as conn:  # b's mark and unclaim, committed together below
-            tx = await conn.begin()
-            await conn.execute(text(f"SELECT 1 FROM {claims} WHERE task_id = 't1' FOR UPDATE"))
-            racing = asyncio.create_task(a.outbox_due(1e12, 100))
-            await asyncio.sleep(0.3)  # a's statement has taken its snapshot and waits on b's row
-            assert not racing.done()
-            await conn.execute(
-                text(f"UPDATE {outbox} SET state = 'delivered' WHERE seq = :seq"), {"seq": row.seq}
-            )
-            await conn.execute(text(f"DELETE FROM {claims} WHERE task_id = 't1'"))
-            await tx.commit()
-        assert await asyncio.wait_for(racing, 10) == []
-    finally:
-        await a.close()
-        await b.close()
-        await drop_database(PG_URL, url)
+    await b.create(make_task("t1"), owner)
+    await b.update(make_task("t1"), owner, 1, outbox=[entry("t1", "c1", 2)])
+    [row] = await b.outbox_due(1e12, 100)
+    claims, outbox = b.push_claims.name, b.schema.outbox.name
+    async with b.engine.connect() as conn:  # b's mark and unclaim, committed together below
+        tx = await conn.begin()
+        await conn.execute(text(f"SELECT 1 FROM {claims} WHERE task_id = 't1' FOR UPDATE"))
+        racing = asyncio.create_task(a.outbox_due(1e12, 100))
+        await asyncio.sleep(0.3)  # a's statement has taken its snapshot and waits on b's row
+        assert not racing.done()
+        await conn.execute(
+            text(f"UPDATE {outbox} SET state = 'delivered' WHERE seq = :seq"), {"seq": row.seq}
+        )
+        await conn.execute(text(f"DELETE FROM {claims} WHERE task_id = 't1'"))
+        await tx.commit()
+    assert await asyncio.wait_for(racing, 10) == []
