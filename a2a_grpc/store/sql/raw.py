@@ -171,6 +171,14 @@ class SqliteConnection:
             raise sa_exc.DBAPIError.instance(sql, params, exc, sqlite3.Error) from exc
         return Result(fetched, cursor.rowcount)
 
+    def execute_sql(self, sql: str, values: list[Any]) -> int:
+        """Runs SQL text with positional ``?`` values; returns the rows
+        changed. Raises SQLAlchemy's DBAPIError subclasses."""
+        try:
+            return self.raw.execute(sql, values).rowcount
+        except sqlite3.Error as exc:
+            raise sa_exc.DBAPIError.instance(sql, values, exc, sqlite3.Error) from exc
+
     def close(self) -> None:
         """Closes the connection (rolling back an open transaction)."""
         self.raw.close()
