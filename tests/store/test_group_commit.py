@@ -51,6 +51,18 @@ async def test_concurrent_writes_share_one_transaction(store: SqlTaskStore) -> N
     assert await _total(store) == 32
 
 
+async def test_a_batch_moving_more_counts_than_one_upsert_holds_counts_them_all(store: SqlTaskStore) -> None:
+    # 150 contexts: 152 count rows moved by one batch, more than one SQLite
+    # count upsert statement carries (store.sql.tasks._COUNT_ROWS).
+    before = store.write_batches
+    await asyncio.gather(*(store.create(make_task(f"t{i}", context_id=f"c{i}"), ALICE) for i in range(150)))
+    assert store.write_batches[0] - before[0] == 1
+    assert await _total(store) == 150
+    assert [await _total(store, context_id=f"c{i}") for i in (0, 63, 64, 127, 128, 149)] == [1] * 6
+    await store.create(make_task("again", context_id="c64"), ALICE)
+    assert (await _total(store, context_id="c64"), await _total(store)) == (2, 151)
+
+
 async def test_conflicts_in_a_batch_fail_only_their_callers(store: SqlTaskStore) -> None:
     for tid in ("t1", "t2", "t3"):
         await store.create(make_task(tid, context_id="ctx-a"), ALICE)

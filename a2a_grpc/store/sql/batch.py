@@ -288,15 +288,13 @@ class SqliteWriterThread:
         item = self._queue.get()
         if item is None:
             return [], True
-        jobs = list(item)
-        while True:
-            try:
-                more = self._queue.get_nowait()
-            except queue.Empty:
-                return jobs, False
+        jobs = item
+        while not self._queue.empty():  # this thread alone takes from the queue
+            more = self._queue.get_nowait()
             if more is None:
                 return jobs, True
-            jobs.extend(more)
+            jobs = jobs + more
+        return jobs, False
 
 
 def _settle(future: asyncio.Future[None], exc: BaseException | None) -> None:

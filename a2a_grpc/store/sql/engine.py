@@ -33,6 +33,9 @@ _T = TypeVar("_T")
 
 log = logging.getLogger("a2a_grpc.store.sql")
 
+#: The writer connection's SqliteTransactions (``conn.info`` key): one per connection.
+_SQLITE_TX = "a2a_sqlite_tx"
+
 _DRIVERS = {
     "sqlite": "sqlite+aiosqlite",
     "sqlite+aiosqlite": "sqlite+aiosqlite",
@@ -145,7 +148,10 @@ class SqlDatabase:
 
     def _run_sqlite_batch(self, conn: raw.SqliteConnection, jobs: list[Job]) -> None:
         """One SQLite transaction (on the writer thread)."""
-        run_batch(conn, raw.SqliteTransactions(conn), jobs, self._flush_counts)
+        tx = conn.info.get(_SQLITE_TX)
+        if tx is None:
+            tx = conn.info[_SQLITE_TX] = raw.SqliteTransactions(conn)
+        run_batch(conn, tx, jobs, self._flush_counts)
 
     async def _run_pg_batch(self, jobs: list[Job]) -> None:
         """One PostgreSQL transaction on the writer connection (its asyncpg

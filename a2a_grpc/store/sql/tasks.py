@@ -209,6 +209,22 @@ def _count_upsert(schema: Schema, *, sqlite: bool) -> Insert:
     )
 
 
+#: SQLite: count moves per upsert statement at most (its SQL texts are cached
+#: by row count; far below SQLite's limit of bound values).
+_COUNT_ROWS = 64
+
+
+def _sqlite_count_upsert(schema: Schema, rows: int) -> str:
+    """SQLite: the upsert of ``rows`` count moves in one statement (five
+    positional values a row: tenant, owner_user, dim, val, n; distinct keys)."""
+    counts = sqlite_dialect.dialect().identifier_preparer.format_table(schema.counts)
+    values = ", ".join(["(?, ?, ?, ?, ?)"] * rows)
+    return (
+        f"INSERT INTO {counts} (tenant, owner_user, dim, val, n) VALUES {values} "
+        f"ON CONFLICT (tenant, owner_user, dim, val) DO UPDATE SET n = {counts}.n + excluded.n"
+    )
+
+
 def _count_moves(old: tuple[int, str], state: int, context_id: str) -> _Deltas:
     """How an update from (state, contextId) ``old`` to ``state`` and
     ``context_id`` moves the counts (the total never moves)."""
@@ -266,6 +282,8 @@ class SqlTasks(SqlDatabase):
         super().__init__(url, table_prefix=table_prefix, echo=echo)
         self._st = TaskStatements.build(self.schema, sqlite=self._is_sqlite)
         self._memory = TaskMemory()
+        #: SQLite: the count upsert's SQL text by number of rows (:meth:`_flush_counts`).
+        self._count_sql: dict[int, str] = {}
 
     async def close(self) -> None:
         """Forgets what is cached and closes every pooled connection;
@@ -604,13 +622,26 @@ class SqlTasks(SqlDatabase):
         """Writes summed count moves ((tenant, user, dim, val) → n) in one
         statement. Rows go in key order, so concurrent PostgreSQL
         transactions lock them in one order (no deadlock)."""
-        rows = [
-            {"b_tenant": tenant, "b_user": user, "b_dim": dim, "b_val": val, "b_n": n}
-            for (tenant, user, dim, val), n in sorted(counts.items())
-            if n
-        ]
-        if rows:
-            conn.execute(self._st.count_add, rows)
+        moves = [(key, n) for key, n in sorted(counts.items()) if n]
+        if not moves:
+            return
+        if isinstance(conn, raw.SqliteConnection):
+            # One multi-row upsert: one step of the writer (its GIL handoffs)
+            # instead of one per row, and positional values, no dicts.
+            for at in range(0, len(moves), _COUNT_ROWS):
+                part = moves[at : at + _COUNT_ROWS]
+                sql = self._count_sql.get(len(part))
+                if sql is None:
+                    sql = self._count_sql.setdefault(len(part), _sqlite_count_upsert(self.schema, len(part)))
+                conn.execute_sql(sql, [v for key, n in part for v in (*key, n)])
+            return
+        conn.execute(
+            self._st.count_add,
+            [
+                {"b_tenant": tenant, "b_user": user, "b_dim": dim, "b_val": val, "b_n": n}
+                for (tenant, user, dim, val), n in moves
+            ],
+        )
 
     def _filters(self, owner: Owner, query: ListQuery) -> list[Any]:
         t = self.schema.tasks.c
