@@ -131,10 +131,7 @@ _SQLITE = sqlite_dialect.dialect(paramstyle="named")
 #: index leaves, the count rows) are copied less often with a longer WAL.
 #: 4000 pages (16 MiB at 4 KiB pages) cut the COMMIT of a one-create batch
 #: from 61-73 to 54 µs CPU on average (15,000 creates); the WAL file grows to
-#: that size and stays so (SQLite reuses it). With ``synchronous=NORMAL`` the
-#: WAL is fsynced at a checkpoint, so what a power loss (not a crash of the
-#: process) may take is up to this many pages of the last commits; set
-#: ``?synchronous=full`` to lose none.
+#: that size and stays so (SQLite reuses it).
 _CHECKPOINT_PAGES = 4000
 
 
