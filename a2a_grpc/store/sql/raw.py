@@ -125,28 +125,16 @@ class _Scalars(list[Any]):
 _SQLITE = sqlite_dialect.dialect(paramstyle="named")
 
 
-#: WAL pages between two automatic checkpoints (SQLite's default: 1000). The
-#: checkpoint runs in the COMMIT that crosses it, on the writer thread, and
-#: copies each page changed since the last one once: the hot pages (the tasks'
-#: index leaves, the count rows) are copied less often with a longer WAL.
-#: 4000 pages (16 MiB at 4 KiB pages) cut the COMMIT of a one-create batch
-#: from 61-73 to 54 µs CPU on average (15,000 creates); the WAL file grows to
-#: that size and stays so (SQLite reuses it).
-_CHECKPOINT_PAGES = 4000
-
-
 def connect_sqlite(path: str, *, synchronous: str = "NORMAL", uri: bool = False) -> SqliteConnection:
     """Opens the SQLite writer's connection: autocommit mode (the batch
     issues BEGIN IMMEDIATE / COMMIT itself), WAL, ``synchronous`` (NORMAL or
-    FULL), a 30 s busy timeout (another process writing), foreign keys on,
-    and a WAL checkpoint every :data:`_CHECKPOINT_PAGES` pages."""
+    FULL), a 30 s busy timeout (another process writing) and foreign keys on."""
     raw = sqlite3.connect(path, isolation_level=None, check_same_thread=False, uri=uri)
     for pragma in (
         "PRAGMA journal_mode=WAL",
         f"PRAGMA synchronous={synchronous}",
         "PRAGMA busy_timeout=30000",
         "PRAGMA foreign_keys=ON",
-        f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}",
     ):
         raw.execute(pragma)
     return SqliteConnection(raw)
