@@ -448,8 +448,12 @@ class Driver:
         invalid on the task): the task must then exist first, to end FAILED
         saying why; a later refused event is left for the caller."""
         task = open_task(ex.message, None, first)
+        # Nobody reads the task as it was before the events (no event log, no
+        # observer, no listener): they change it in place, no copy per event.
+        alone = not self.writer.event_log and self.writer.observer is NO_OBSERVER
+        alone = alone and not self.bus.subscriber_count(ex.task_id)
         try:
-            steps = self._applied(task, None, events, own=False)
+            steps = self._applied(task, None, events, own=alone, fresh=alone)
         except A2AError:  # the two writes: the task exists, then the event fails it
             return 0
         try:
@@ -465,6 +469,14 @@ class Driver:
         if size:
             self._sizes[ex.task_id] = (version, size)
         ex.committed.set()
+        if alone and self.bus.subscriber_count(ex.task_id):
+            # A listener came during the write: the task as it was is gone, so
+            # it gets the task as stored, as SubscribeToTask's snapshot.
+            state = after.status.state
+            self.bus.publish(ex.task_id, version, snapshot(after), last=is_terminal(state))
+            if is_final(state):
+                _settle(ex)
+            return len(steps)
         if self.bus.subscriber_count(ex.task_id):  # the snapshot is a copy: only for a listener
             self.bus.publish(ex.task_id, 1, snapshot(task))
         self._publish(ex, version, steps)
@@ -473,27 +485,35 @@ class Driver:
     def _publish(self, ex: Execution, version: int, steps: Sequence[_Step]) -> None:
         """Fans out the events of ``steps``, which made the task ``version``."""
         if self.bus.subscriber_count(ex.task_id):  # (no listener: nothing to read the states for)
-            first = version - len(steps) + 1
-            for i, (after, out, _size) in enumerate(steps):
-                self.bus.publish(ex.task_id, first + i, out, last=is_terminal(after.status.state))
+            # Only the last can be terminal (a terminal task takes no more
+            # events), so the states before it are not read: a run of events
+            # applied in place (see _create_with) shares one task.
+            final = steps[-1][0].status.state
+            first, last = version - len(steps) + 1, len(steps) - 1
+            for i, (_after, out, _size) in enumerate(steps):
+                self.bus.publish(ex.task_id, first + i, out, last=i == last and is_terminal(final))
+            if is_final(final):
+                _settle(ex)
+            return
         if is_final(steps[-1][0].status.state):
             _settle(ex)
 
     def _applied(
-        self, task: pb.Task, base: int | None, events: Sequence[object], *, own: bool
+        self, task: pb.Task, base: int | None, events: Sequence[object], *, own: bool, fresh: bool = False
     ) -> list[_Step]:
         """``events`` applied to ``task`` in order, each as (the task after
         it, its stream event, the task's size when checked: see
         ``_check_size``; ``base`` is ``task``'s size when known), up to the
         first one refused; raises that refusal when it is the first. With
         ``own``, ``task`` may be changed in place by an appended chunk (no
-        copy of what the task already holds)."""
+        copy of what the task already holds); with ``fresh`` by every event
+        (the steps then all hold ``task``: nobody reads it as it was)."""
         steps: list[_Step] = []
         for event in events:
             chunk = isinstance(event, pb.TaskArtifactUpdateEvent) and event.append
             try:
                 size = self._check_size(task, base, event)
-                after, out = apply_event(task, event, in_place=chunk and own)
+                after, out = apply_event(task, event, in_place=fresh or (chunk and own))
             except A2AError:
                 if not steps:
                     raise
