@@ -149,9 +149,10 @@ class TaskWriter:
             head = snapshot(task) if self.event_log else _UNLOGGED
             extra["events"] = (head, *(out for _, out in then))
         version = await self.store.create(then[-1][0] if then else task, owner, **extra)
-        self.observer.task_created(task.status.state)
-        self.observer.task_written(task, owner, None, None)
-        self._observe(task, owner, then)
+        if self.observer is not NO_OBSERVER:  # (nobody to tell: no state to read)
+            self.observer.task_created(task.status.state)
+            self.observer.task_written(task, owner, None, None)
+            self._observe(task, owner, then)
         return version
 
     async def write(
@@ -192,18 +193,17 @@ class TaskWriter:
         version = await self.store.update(final, owner, expected_version, outbox=outbox, **extra)
         if outbox and self.wake is not None:
             self.wake()
-        if was is not None and was != task.status.state:
-            self.observer.task_transition(task.status.state)
-        self.observer.task_written(task, owner, was, event)
-        self._observe(task, owner, then)
+        if self.observer is not NO_OBSERVER:  # (nobody to tell: no state to read)
+            if was is not None and was != task.status.state:
+                self.observer.task_transition(task.status.state)
+            self.observer.task_written(task, owner, was, event)
+            self._observe(task, owner, then)
         return version
 
     def _observe(
         self, task: pb.Task, owner: Owner, then: Sequence[tuple[pb.Task, pb.StreamResponse]]
     ) -> None:
         """Tells the observer of each event of ``then`` applied on top of ``task``."""
-        if self.observer is NO_OBSERVER:  # (nobody to tell: no states to read)
-            return
         for after, out in then:
             if after.status.state != task.status.state:
                 self.observer.task_transition(after.status.state)
