@@ -227,8 +227,8 @@ class Driver:
         stored task (``current``), a direct ``reply``, or the ``error`` for the
         caller when nothing was stored. Never raises an agent's failure."""
         try:
-            await self._run_agent(ex, ctx)
-            await self._check_end(ex)
+            if not await self._run_agent(ex, ctx):
+                await self._check_end(ex)
         except asyncio.CancelledError:
             await self._stopped(ex)
         except _Settled:
@@ -249,7 +249,9 @@ class Driver:
             if size:
                 release_after(size)
 
-    async def _run_agent(self, ex: Execution, ctx: ExecutorContext) -> None:
+    async def _run_agent(self, ex: Execution, ctx: ExecutorContext) -> bool:
+        """Runs the agent, applying its events; True when it stopped at a
+        reply or a terminal task (False: its generator ended, see _check_end)."""
         pull = _Pull(aiter(self.executor.execute(ctx)))
         try:
             ex.started = True
@@ -259,7 +261,7 @@ class Driver:
                 try:
                     event = await pull.next()
                 except StopAsyncIteration:
-                    break
+                    return False
                 events = self._ready(ex, pull, event)
                 # An event is never applied halfway (see Executions.interrupt):
                 # a store write cut short may have committed without its event
@@ -274,7 +276,7 @@ class Driver:
                 finally:
                     ex.applying = False
                 if ex.reply is not None or (ex.current and is_terminal(ex.current.task.status.state)):
-                    break
+                    return True
                 if ex.cancel_reason:
                     if not pull.waiting:
                         raise asyncio.CancelledError
