@@ -738,8 +738,10 @@ class _Pull:
                 step.throw(GeneratorExit)
         aclose = getattr(self._agen, "aclose", None)
         if aclose is not None:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
+            try:  # (not contextlib.suppress: this runs once per execution)
                 await aclose()
+            except (Exception, asyncio.CancelledError):
+                pass
 
 
 @types.coroutine
