@@ -149,9 +149,10 @@ class TaskWriter:
             head = snapshot(task) if self.event_log else _UNLOGGED
             extra["events"] = (head, *(out for _, out in then))
         version = await self.store.create(then[-1][0] if then else task, owner, **extra)
-        self.observer.task_created(task.status.state)
-        self.observer.task_written(task, owner, None, None)
-        self._observe(task, owner, then)
+        if self.observer is not NO_OBSERVER:  # (nobody to tell: no state to read)
+            self.observer.task_created(task.status.state)
+            self.observer.task_written(task, owner, None, None)
+            self._observe(task, owner, then)
         return version
 
     async def write(
@@ -192,18 +193,17 @@ class TaskWriter:
         version = await self.store.update(final, owner, expected_version, outbox=outbox, **extra)
         if outbox and self.wake is not None:
             self.wake()
-        if was is not None and was != task.status.state:
-            self.observer.task_transition(task.status.state)
-        self.observer.task_written(task, owner, was, event)
-        self._observe(task, owner, then)
+        if self.observer is not NO_OBSERVER:  # (nobody to tell: no state to read)
+            if was is not None and was != task.status.state:
+                self.observer.task_transition(task.status.state)
+            self.observer.task_written(task, owner, was, event)
+            self._observe(task, owner, then)
         return version
 
     def _observe(
         self, task: pb.Task, owner: Owner, then: Sequence[tuple[pb.Task, pb.StreamResponse]]
     ) -> None:
         """Tells the observer of each event of ``then`` applied on top of ``task``."""
-        if self.observer is NO_OBSERVER:  # (nobody to tell: no states to read)
-            return
         for after, out in then:
             if after.status.state != task.status.state:
                 self.observer.task_transition(after.status.state)
@@ -227,8 +227,8 @@ class Driver:
         stored task (``current``), a direct ``reply``, or the ``error`` for the
         caller when nothing was stored. Never raises an agent's failure."""
         try:
-            await self._run_agent(ex, ctx)
-            await self._check_end(ex)
+            if not await self._run_agent(ex, ctx):
+                await self._check_end(ex)
         except asyncio.CancelledError:
             await self._stopped(ex)
         except _Settled:
@@ -249,7 +249,9 @@ class Driver:
             if size:
                 release_after(size)
 
-    async def _run_agent(self, ex: Execution, ctx: ExecutorContext) -> None:
+    async def _run_agent(self, ex: Execution, ctx: ExecutorContext) -> bool:
+        """Runs the agent, applying its events; True when it stopped at a
+        reply or a terminal task (False: its generator ended, see _check_end)."""
         pull = _Pull(aiter(self.executor.execute(ctx)))
         try:
             ex.started = True
@@ -259,7 +261,7 @@ class Driver:
                 try:
                     event = await pull.next()
                 except StopAsyncIteration:
-                    break
+                    return False
                 events = self._ready(ex, pull, event)
                 # An event is never applied halfway (see Executions.interrupt):
                 # a store write cut short may have committed without its event
@@ -274,7 +276,7 @@ class Driver:
                 finally:
                     ex.applying = False
                 if ex.reply is not None or (ex.current and is_terminal(ex.current.task.status.state)):
-                    break
+                    return True
                 if ex.cancel_reason:
                     if not pull.waiting:
                         raise asyncio.CancelledError
@@ -448,8 +450,12 @@ class Driver:
         invalid on the task): the task must then exist first, to end FAILED
         saying why; a later refused event is left for the caller."""
         task = open_task(ex.message, None, first)
+        # Nobody reads the task as it was before the events (no event log, no
+        # observer, no listener): they change it in place, no copy per event.
+        alone = not self.writer.event_log and self.writer.observer is NO_OBSERVER
+        alone = alone and not self.bus.subscriber_count(ex.task_id)
         try:
-            steps = self._applied(task, None, events, own=False)
+            steps = self._applied(task, None, events, own=alone, fresh=alone)
         except A2AError:  # the two writes: the task exists, then the event fails it
             return 0
         try:
@@ -465,35 +471,53 @@ class Driver:
         if size:
             self._sizes[ex.task_id] = (version, size)
         ex.committed.set()
-        if self.bus.subscriber_count(ex.task_id):  # the snapshot is a copy: only for a listener
+        if not self.bus.subscriber_count(ex.task_id):  # (no listener: nothing to publish)
+            if is_final(after.status.state):
+                _settle(ex)
+        elif alone:
+            # A listener came during the write: the task as it was is gone, so
+            # it gets the task as stored, as SubscribeToTask's snapshot.
+            state = after.status.state
+            self.bus.publish(ex.task_id, version, snapshot(after), last=is_terminal(state))
+            if is_final(state):
+                _settle(ex)
+        else:  # the snapshot is a copy: only for a listener
             self.bus.publish(ex.task_id, 1, snapshot(task))
-        self._publish(ex, version, steps)
+            self._publish(ex, version, steps)
         return len(steps)
 
     def _publish(self, ex: Execution, version: int, steps: Sequence[_Step]) -> None:
         """Fans out the events of ``steps``, which made the task ``version``."""
         if self.bus.subscriber_count(ex.task_id):  # (no listener: nothing to read the states for)
-            first = version - len(steps) + 1
-            for i, (after, out, _size) in enumerate(steps):
-                self.bus.publish(ex.task_id, first + i, out, last=is_terminal(after.status.state))
+            # Only the last can be terminal (a terminal task takes no more
+            # events), so the states before it are not read: a run of events
+            # applied in place (see _create_with) shares one task.
+            final = steps[-1][0].status.state
+            first, last = version - len(steps) + 1, len(steps) - 1
+            for i, (_after, out, _size) in enumerate(steps):
+                self.bus.publish(ex.task_id, first + i, out, last=i == last and is_terminal(final))
+            if is_final(final):
+                _settle(ex)
+            return
         if is_final(steps[-1][0].status.state):
             _settle(ex)
 
     def _applied(
-        self, task: pb.Task, base: int | None, events: Sequence[object], *, own: bool
+        self, task: pb.Task, base: int | None, events: Sequence[object], *, own: bool, fresh: bool = False
     ) -> list[_Step]:
         """``events`` applied to ``task`` in order, each as (the task after
         it, its stream event, the task's size when checked: see
         ``_check_size``; ``base`` is ``task``'s size when known), up to the
         first one refused; raises that refusal when it is the first. With
         ``own``, ``task`` may be changed in place by an appended chunk (no
-        copy of what the task already holds)."""
+        copy of what the task already holds); with ``fresh`` by every event
+        (the steps then all hold ``task``: nobody reads it as it was)."""
         steps: list[_Step] = []
         for event in events:
             chunk = isinstance(event, pb.TaskArtifactUpdateEvent) and event.append
             try:
                 size = self._check_size(task, base, event)
-                after, out = apply_event(task, event, in_place=chunk and own)
+                after, out = apply_event(task, event, in_place=fresh or (chunk and own))
             except A2AError:
                 if not steps:
                     raise
@@ -716,8 +740,10 @@ class _Pull:
                 step.throw(GeneratorExit)
         aclose = getattr(self._agen, "aclose", None)
         if aclose is not None:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
+            try:  # noqa: SIM105 (not contextlib.suppress: it costs ~4k instructions per execution)
                 await aclose()
+            except (Exception, asyncio.CancelledError):
+                pass
 
 
 @types.coroutine

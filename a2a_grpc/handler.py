@@ -176,12 +176,13 @@ class RequestHandler:
             await self._inline_push_config(cfg) if cfg.HasField("task_push_notification_config") else None
         )
         ended = self.executions.ended
-        existing = await self._continued(msg.task_id, call) if msg.task_id else None
+        given = msg.task_id  # (read once: each read of a field is a lookup)
+        existing = await self._continued(given, call) if given else None
         if existing is not None:
             _check_continues(msg, existing.task)
             task_id, context_id = existing.task.id, existing.task.context_id
         else:  # a task id here is a client-chosen one (see _continued)
-            task_id, context_id = msg.task_id or new_task_id(), msg.context_id or new_task_id()
+            task_id, context_id = given or new_task_id(), msg.context_id or new_task_id()
         ex = Execution(
             task_id, context_id, owner, _user_message(msg, task_id, context_id), existing, push_config
         )

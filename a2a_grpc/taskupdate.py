@@ -169,7 +169,8 @@ def apply_event(
     (a valid state; an artifact id and parts)."""
     if isinstance(event, pb.Message):
         raise invalid("a Message may only answer a new interaction, not a task")
-    event = check_event(event, task.id, task.context_id)
+    task_id, context_id = task.id, task.context_id  # (read once: each read of a field is a lookup)
+    event = check_event(event, task_id, context_id)
     if is_terminal(task.status.state):
         raise invalid("the task is already terminal; no event may follow")
     if in_place:
@@ -178,9 +179,9 @@ def apply_event(
         out = pb.Task()
         out.CopyFrom(task)
     if isinstance(event, pb.TaskStatusUpdateEvent):
-        return out, _apply_status(out, event, now)
+        return out, _apply_status(out, event, now, task_id, context_id)
     if isinstance(event, pb.TaskArtifactUpdateEvent):
-        return out, _apply_artifact(out, event)
+        return out, _apply_artifact(out, event, task_id, context_id)
     return out, _apply_snapshot(out, event, now)
 
 
@@ -194,12 +195,13 @@ def _set_status(task: pb.Task, status: pb.TaskStatus, now: Timestamp | None) -> 
     return mine
 
 
-def _apply_status(task: pb.Task, event: pb.TaskStatusUpdateEvent, now: Timestamp | None) -> pb.StreamResponse:
+def _apply_status(
+    task: pb.Task, event: pb.TaskStatusUpdateEvent, now: Timestamp | None, task_id: str, context_id: str
+) -> pb.StreamResponse:
     given = event.status
     if given.state not in _STATES:
         raise invalid("a status update needs a valid state")
     status = _set_status(task, given, now)
-    task_id, context_id = task.id, task.context_id
     if status.HasField("message"):
         msg = status.message
         msg.task_id, msg.context_id = task_id, context_id
@@ -215,7 +217,9 @@ def _apply_status(task: pb.Task, event: pb.TaskStatusUpdateEvent, now: Timestamp
     return out
 
 
-def _apply_artifact(task: pb.Task, event: pb.TaskArtifactUpdateEvent) -> pb.StreamResponse:
+def _apply_artifact(
+    task: pb.Task, event: pb.TaskArtifactUpdateEvent, task_id: str, context_id: str
+) -> pb.StreamResponse:
     art = event.artifact
     if not art.artifact_id:
         raise invalid("an artifact needs an artifactId")
@@ -234,7 +238,7 @@ def _apply_artifact(task: pb.Task, event: pb.TaskArtifactUpdateEvent) -> pb.Stre
     out = pb.StreamResponse()
     upd = out.artifact_update
     upd.CopyFrom(event)
-    upd.task_id, upd.context_id = task.id, task.context_id
+    upd.task_id, upd.context_id = task_id, context_id
     return out
 
 

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from a2a_grpc.context import Owner
 from a2a_grpc.store.base import (
     V1_DIALECT,
@@ -42,7 +44,16 @@ _NO_FENCE = "the in-memory store has no execution leases: cluster mode needs Pos
 
 def status_ts_ms(task: pb.Task) -> int:
     """``task.status.timestamp`` in milliseconds since the Unix epoch (0 when unset)."""
-    return task.status.timestamp.ToMilliseconds()
+    return _ms(task.status.timestamp)
+
+
+def _ms(ts: Timestamp) -> int:
+    """``ts.ToMilliseconds()`` (ValueError out of its range), each field read
+    once: that method reads both twice and checks them in Python code."""
+    seconds, nanos = ts.seconds, ts.nanos
+    if not (-62135596800 <= seconds <= 253402300799 and 0 <= nanos < 1_000_000_000):
+        return ts.ToMilliseconds()  # (raises the ValueError)
+    return seconds * 1000 + nanos // 1_000_000
 
 
 def _copy_config(config: pb.TaskPushNotificationConfig) -> pb.TaskPushNotificationConfig:
@@ -71,7 +82,7 @@ _CHUNKS: Final = 7
 
 def _row(task: pb.Task, owner: Owner, version: int, task_id: str) -> _Row:
     status = task.status  # (read once: each read of a field is a lookup)
-    key = (status.timestamp.ToMilliseconds(), task_id)
+    key = (_ms(status.timestamp), task_id)
     return (
         task.SerializeToString(),
         owner.tenant,

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 __all__ = ["NO_OBSERVER", "Observer", "Observers", "attach", "state_label"]
 
 
+#: The context manager of a hook that wraps nothing (reusable: one for all calls).
+_NOTHING: AbstractContextManager[Any] = nullcontext()
+
+
 class Observer:
     """Hooks the core calls; every one does nothing here. Implementations
     override the ones they need. Hooks are synchronous, must be cheap, and
@@ -36,7 +40,7 @@ class Observer:
         """Wraps one execution of the agent (its drive loop, from start to
         end) for ``task_id``: a context manager entered in the execution's
         own asyncio task."""
-        return nullcontext()
+        return _NOTHING
 
     def task_created(self, state: int) -> None:
         """A task was stored for the first time, in ``state`` (a
