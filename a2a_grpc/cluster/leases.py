@@ -24,8 +24,10 @@ in use".
   while this replica was paused or cut off) is interrupted, and its fenced
   writes fail;
 - reaper: every ``reap_interval`` seconds (default ``ttl / 3``) it takes over
-  expired leases (a new epoch: the old holder is fenced off from then on) and
-  applies the default policy, marking the task FAILED ("execution lost:
+  expired leases (a new epoch: the old holder is fenced off from then on),
+  ends the old holder's PostgreSQL-bus listening session (a frozen replica's
+  session would let the notification queue fill; a replica that was only
+  paused listens again) and applies the default policy, marking the task FAILED ("execution lost:
   replica … stopped", :mod:`a2a_grpc.cluster.recovery`) in a write that
   drops the lease.
 
@@ -332,10 +334,27 @@ class Cluster:
         """Takes over expired leases and fails their active tasks
         ("execution lost: replica … stopped"); returns how many it took."""
         taken = await self.store.take_over_expired(self.config.replica_id, self.config.lease_ttl)
+        await self._end_relays({lease.previous_replica for lease in taken} - {self.config.replica_id})
         for lease in taken:
             await self._settle(lease)
         self.reaped += len(taken)
         return len(taken)
+
+    async def _end_relays(self, replicas: set[str]) -> None:
+        """Ends the PostgreSQL-bus listening sessions of replicas whose leases
+        expired (see :meth:`ClusterStore.end_relay_session`)."""
+        if self.config.bus != "postgresql":
+            return
+        for replica in sorted(replicas):
+            try:
+                if await self.store.end_relay_session(replica):
+                    log.warning(
+                        "replica %s stopped renewing its leases: ended its event-relay session, "
+                        "so that PostgreSQL's notification queue does not fill behind it",
+                        replica,
+                    )
+            except Exception:  # e.g. not allowed to signal that session: the queue is the operator's
+                log.exception("cluster: could not end the event-relay session of replica %s", replica)
 
     async def prune(self) -> int:
         """Deletes the events of tasks terminal for over ``event_retention`` seconds."""

@@ -314,6 +314,10 @@ class ClusterStore(SqlTaskStore):
             "WHERE task_id = :task RETURNING epoch"
         )
         self._sql_holder = text(f"SELECT replica FROM {lt} WHERE task_id = :task")
+        self._sql_end_relay = text(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = :name AND pid <> pg_backend_pid()"
+        )
 
     event_log = True
 
@@ -566,6 +570,19 @@ class ClusterStore(SqlTaskStore):
         async with self._write() as conn:
             rows = (await conn.execute(self._sql_take, params)).all()
         return [TakenLease(Owner(r[1], r[2]), r[3], Fence(r[0], int(r[4]))) for r in rows]
+
+    async def end_relay_session(self, replica: str) -> int:
+        """Ends the PostgreSQL sessions listening for ``replica``'s event relay
+        (``application_name`` ``a2a-relay-<replica>``) in this database;
+        returns how many. PostgreSQL keeps every notification until each
+        listening session has read it, so a frozen replica's session would
+        let the notification queue fill (and then every task write fail);
+        the relay of a replica that was only paused listens again and catches
+        up from the event log."""
+        params = {"name": f"a2a-relay-{replica}"[:63]}
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(self._sql_end_relay, params)).all()
+        return sum(1 for r in rows if r[0])
 
     async def lease_holder(self, task_id: str) -> str | None:
         """The replica holding ``task_id``'s lease, or None."""

@@ -43,6 +43,26 @@ async def _leases(database: str) -> int:
         await conn.close()
 
 
+async def _relay_sessions(database: str, replica: str) -> int:
+    """The PostgreSQL sessions listening for ``replica``'s event relay."""
+    conn = await asyncpg.connect(database.replace("postgresql+asyncpg", "postgresql"))
+    try:
+        query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1"
+        return int(await conn.fetchval(query, f"a2a-relay-{replica}"))
+    finally:
+        await conn.close()
+
+
+async def _until_relay_sessions(database: str, replica: str, want: int, timeout: float) -> int:
+    got = await _relay_sessions(database, replica)
+    for _ in range(int(timeout * 10)):
+        if got == want:
+            break
+        await asyncio.sleep(0.1)
+        got = await _relay_sessions(database, replica)
+    return got
+
+
 async def _wait_state(replica: Replica, task_id: str, states: set[int], timeout: float) -> pb.Task:
     client = await replica.client()
     try:
@@ -191,8 +211,10 @@ async def test_kill_9_takeover(replicas: list[Replica], database: str, tmp_path:
 
 
 async def test_frozen_replica_is_fenced_off(replicas: list[Replica], database: str, tmp_path: Path) -> None:
-    """SIGSTOP a replica longer than the TTL: its task is taken over (FAILED);
-    once it resumes, none of its writes lands (the version stays)."""
+    """SIGSTOP a replica longer than the TTL: its task is taken over (FAILED)
+    and its event-relay session is ended (it would hold PostgreSQL's
+    notification queue); once it resumes, none of its writes lands (the
+    version stays) and its relay listens again."""
     frozen = Replica(
         "frozen",
         cluster_args(database, "frozen"),
@@ -208,10 +230,13 @@ async def test_frozen_replica_is_fenced_off(replicas: list[Replica], database: s
         assert frozen.proc is not None
         frozen.proc.send_signal(signal.SIGSTOP)
         try:
+            assert await _relay_sessions(database, "frozen") == 1
             failed = await _wait_state(replicas[2], task.id, {pb.TASK_STATE_FAILED}, TTL * 2 + 3)
+            assert await _until_relay_sessions(database, "frozen", 0, 3) == 0
         finally:
             frozen.proc.send_signal(signal.SIGCONT)
         assert failed.status.state == pb.TASK_STATE_FAILED
+        assert await _until_relay_sessions(database, "frozen", 1, 5) == 1  # listening again
         await asyncio.sleep(1.0)  # the resumed replica tries to go on writing
         later = await _wait_state(replicas[2], task.id, set(), 0)
         assert later == failed
