@@ -10,6 +10,7 @@ import asyncio
 import socket
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import asyncpg
 import pytest
@@ -57,6 +58,19 @@ def _done() -> pb.StreamResponse:
     return event
 
 
+def _count_reads(relay: Any) -> list[int]:
+    """Makes ``relay`` note the version after which each of its log reads starts."""
+    reads: list[int] = []
+    read = relay._events_after
+
+    async def counted(task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+        reads.append(after)
+        return await read(task_id, after)
+
+    relay._events_after = counted
+    return reads
+
+
 @pytest.fixture
 async def relay() -> AsyncIterator[tuple[ClusterStore, PgEventRelay, list[int]]]:
     """A store on a fresh database and a started relay; the list counts its log reads."""
@@ -67,14 +81,7 @@ async def relay() -> AsyncIterator[tuple[ClusterStore, PgEventRelay, list[int]]]
     store = ClusterStore(url)
     await store.open()
     relay = PgEventRelay(store, ClusterBus(), name="test")
-    reads: list[int] = []
-    read = relay._events_after
-
-    async def counted(task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
-        reads.append(after)
-        return await read(task_id, after)
-
-    relay._events_after = counted  # type: ignore[method-assign]
+    reads = _count_reads(relay)
     await relay.start()
     try:
         yield store, relay, reads
@@ -186,14 +193,7 @@ async def test_redis_entries_carry_the_events() -> None:
     store = ClusterStore(url, table_prefix=f"r{uuid.uuid4().hex[:8]}_")
     await store.open()
     relay = RedisEventRelay(store, ClusterBus(), "redis://127.0.0.1:6379", name="test", sweep_seconds=60)
-    reads: list[int] = []
-    read = relay._events_after
-
-    async def counted(task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
-        reads.append(after)
-        return await read(task_id, after)
-
-    relay._events_after = counted  # type: ignore[method-assign]
+    reads = _count_reads(relay)
     await relay.start()
     try:
         sub = relay.bus.subscribe("t")
