@@ -367,25 +367,6 @@ class ClusterStore(SqlTaskStore):
             self.on_commit(task.id, version, events or (pb.StreamResponse(task=task),))
         return version
 
-    def _create_tx(self, conn: Connection, task: pb.Task, *args: Any, **kwargs: Any) -> Any:
-        """The SQL store's creation body; then, for a :class:`NewLease`
-        (nothing to fence: the task did not exist), the lease row."""
-        new = next((a for a in (*args, *kwargs.values()) if isinstance(a, NewLease)), None)
-        if new is not None:
-            new.epochs.clear()  # a batch that is run again runs its bodies again
-            args = tuple(None if a is new else a for a in args)
-            kwargs = {k: None if v is new else v for k, v in kwargs.items()}
-        result = super()._create_tx(conn, task, *args, **kwargs)
-        if new is not None and (new.always or not is_terminal(task.status.state)):
-            owner = next(a for a in args if isinstance(a, Owner))
-            params: dict[str, Any] = {"task": task.id, "tenant": owner.tenant, "user": owner.user}
-            params.update(replica=new.replica, ttl=new.ttl)
-            epoch = conn.execute(self._sql_acquire, params).scalar_one_or_none()
-            if epoch is None:  # a stale lease row of a task id just inserted: roll back
-                raise RuntimeError(f"task {task.id} already has a lease row")
-            new.epochs.append(int(epoch))
-        return result
-
     async def update(
         self,
         task: pb.Task,
@@ -419,16 +400,6 @@ class ClusterStore(SqlTaskStore):
         if self.on_commit is not None:
             self.on_commit(task.id, version, events or (pb.StreamResponse(task=task),))
         return version
-
-    def _update_tx(self, conn: Connection, task: pb.Task, *args: Any, **kwargs: Any) -> Any:
-        """The SQL store's update body (fenced); then, when it leaves the
-        task terminal, the lease row goes (the fence took it FOR KEY SHARE
-        in this transaction, so it is still this epoch's)."""
-        result = super()._update_tx(conn, task, *args, **kwargs)
-        fence = next((a for a in (*args, *kwargs.values()) if isinstance(a, Fence)), None)
-        if fence is not None and fence.epoch > 0 and is_terminal(task.status.state):
-            conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
-        return result
 
     async def events_after(
         self, task_id: str, after: int, *, conn: Any = None
@@ -525,13 +496,38 @@ class ClusterStore(SqlTaskStore):
             connect_args={"server_settings": {"idle_in_transaction_session_timeout": ms}},
         )
 
-    def check_fence(self, conn: Connection, fence: Fence) -> None:
+    def check_fence(self, conn: Connection, fence: Fence, *, creating: bool = False) -> None:
         """Inside a write transaction: takes ``fence``'s lease row FOR KEY SHARE;
         raises LeaseLostError (rolling the write back) when the task's lease
-        no longer has that epoch."""
+        no longer has that epoch. A creation's :class:`NewLease` fences
+        nothing (the task did not exist); any other write fenced by one fails
+        (its epoch, 0, is no lease's)."""
+        if creating and isinstance(fence, NewLease):
+            fence.epochs.clear()  # a batch that is run again runs its bodies again
+            return
         row = conn.execute(self._sql_fence, {"task": fence.task_id, "epoch": fence.epoch}).first()
         if row is None:
             raise LeaseLostError(fence.task_id)
+
+    def fenced_write_done(
+        self, conn: Connection, task: pb.Task, owner: Owner, fence: Fence, *, creating: bool
+    ) -> None:
+        """After a fenced write's rows, in its transaction: a creation's
+        :class:`NewLease` takes the lease (unless the task is created terminal
+        and the fence is not ``always``); a write that leaves the task
+        terminal drops the lease row (its fence check took it FOR KEY SHARE
+        in this transaction, so it is still this epoch's)."""
+        terminal = is_terminal(task.status.state)
+        if creating and isinstance(fence, NewLease):
+            if fence.always or not terminal:
+                params: dict[str, Any] = {"task": task.id, "tenant": owner.tenant, "user": owner.user}
+                params.update(replica=fence.replica, ttl=fence.ttl)
+                epoch = conn.execute(self._sql_acquire, params).scalar_one_or_none()
+                if epoch is None:  # a stale lease row of a task id just inserted: roll back
+                    raise RuntimeError(f"task {task.id} already has a lease row")
+                fence.epochs.append(int(epoch))
+        elif not creating and terminal and fence.epoch > 0:
+            conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
 
     async def acquire_lease(self, task_id: str, owner: Owner, replica: str, ttl: float) -> Fence | None:
         """Takes the lease of ``task_id`` for ``ttl`` seconds; None when the

@@ -329,7 +329,7 @@ class SqlTasks(SqlDatabase):
         events: Sequence[pb.StreamResponse] = (),
     ) -> None:
         if fence is not None:
-            self.check_fence(conn, fence)
+            self.check_fence(conn, fence, creating=True)
         state = task.status.state
         row = _task_row(task, owner, data, events)
         # ON CONFLICT DO NOTHING: a taken id is decided here, with no database
@@ -341,6 +341,8 @@ class SqlTasks(SqlDatabase):
         )
         if self.event_log:
             self.log_events(conn, task.id, 1, events or (pb.StreamResponse(task=task),))
+        if fence is not None:
+            self.fenced_write_done(conn, task, owner, fence, creating=True)
 
     def _run_together(self, conn: Any, jobs: list[Job]) -> bool:
         """PostgreSQL: a batch of plain creates (no fence, no event log,
@@ -528,6 +530,8 @@ class SqlTasks(SqlDatabase):
         if self.event_log:
             first = version - len(events) + 1 if events else version
             self.log_events(conn, task.id, first, events or (pb.StreamResponse(task=task),))
+        if fence is not None:
+            self.fenced_write_done(conn, task, owner, fence, creating=False)
         return chunks
 
     def _write_whole(
@@ -581,11 +585,20 @@ class SqlTasks(SqlDatabase):
         given no event logs the task snapshot, as task creation does."""
         raise NotImplementedError
 
-    def check_fence(self, conn: WriteConnection, fence: Fence) -> None:
-        """Inside a write transaction: raises LeaseLostError unless ``fence``'s
+    def check_fence(self, conn: WriteConnection, fence: Fence, *, creating: bool = False) -> None:
+        """Inside a write transaction, before its first row (``creating``: the
+        write inserts the task): raises LeaseLostError unless ``fence``'s
         lease still holds. This store keeps no leases (ValueError); the
         cluster store (:mod:`a2a_grpc.cluster.store`) does."""
         raise ValueError(f"{type(self).__name__} keeps no execution leases: use the cluster store")
+
+    def fenced_write_done(
+        self, conn: WriteConnection, task: pb.Task, owner: Owner, fence: Fence, *, creating: bool
+    ) -> None:
+        """Inside a fenced write's transaction, after its rows (``task`` as
+        written): what the lease store adds to it (the cluster store takes or
+        drops the lease here). Nothing in this store: :meth:`check_fence`
+        already refused the write."""
 
     def _append_rows(
         self,
