@@ -471,19 +471,19 @@ class Driver:
         if size:
             self._sizes[ex.task_id] = (version, size)
         ex.committed.set()
-        if not self.bus.subscriber_count(ex.task_id):  # (no listener: nothing to publish)
-            if is_final(after.status.state):
-                _settle(ex)
+        state = after.status.state
+        if not self.bus.subscriber_count(ex.task_id):
+            pass  # no listener: nothing to publish
         elif alone:
             # A listener came during the write: the task as it was is gone, so
             # it gets the task as stored, as SubscribeToTask's snapshot.
-            state = after.status.state
             self.bus.publish(ex.task_id, version, snapshot(after), last=is_terminal(state))
-            if is_final(state):
-                _settle(ex)
         else:  # the snapshot is a copy: only for a listener
             self.bus.publish(ex.task_id, 1, snapshot(task))
             self._publish(ex, version, steps)
+            return len(steps)  # _publish settled it if final
+        if is_final(state):
+            _settle(ex)
         return len(steps)
 
     def _publish(self, ex: Execution, version: int, steps: Sequence[_Step]) -> None:
