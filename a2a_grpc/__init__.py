@@ -14,9 +14,9 @@ Serve an agent from Python::
 from typing import TYPE_CHECKING, Any
 
 from a2a_grpc.context import CallContext, Owner
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext, data_part, file_part, text_part
+from a2a_grpc.core._interceptors import CallInterceptor
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
-from a2a_grpc.executor import AgentExecutor, ExecutorContext, data_part, file_part, text_part
-from a2a_grpc.interceptors import CallInterceptor
 from a2a_grpc.types import pb
 
 if TYPE_CHECKING:

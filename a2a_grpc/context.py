@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from a2a_grpc.auth.principal import Principal
-    from a2a_grpc.tls import PeerIdentity
+    from a2a_grpc.principal import PeerIdentity, Principal
 
 __all__ = [
     "EXTENSIONS_KEY",
@@ -91,7 +90,7 @@ class CallContext:
     authentication step sets it and makes ``user`` its owner id.
     ``client_task_ids``: a message naming an unknown task id creates the task
     under that id instead of TASK_NOT_FOUND — set only by the v0.1 / tutorial
-    adapters (:mod:`a2a_grpc.compat`, legacy digest C3), never from a header.
+    adapters (:mod:`a2a_grpc.dialects`, legacy digest C3), never from a header.
     """
 
     method: str

@@ -24,26 +24,26 @@ import grpc
 from google.protobuf.message import DecodeError
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from a2a_grpc.card import BINDINGS, PROTOCOL_VERSION, build_card
-from a2a_grpc.compat.v03grpc import SERVICE as V03_SERVICE
-from a2a_grpc.compat.v03grpc import V03Servicer, abort_v03
-from a2a_grpc.connlimits import ConnectionLimits, bind_error, grpc_options
+from a2a_grpc.bindings._connlimits import ConnectionLimits, bind_error, grpc_options
+from a2a_grpc.bindings._health import HealthServicer
+from a2a_grpc.bindings._reflection import enable_reflection
+from a2a_grpc.bindings._servicer import A2AServicer, abort
+from a2a_grpc.core._card import BINDINGS, PROTOCOL_VERSION, build_card
+from a2a_grpc.core._executor import AgentExecutor
+from a2a_grpc.core._handler import HandlerConfig, PushSink, RequestHandler
+from a2a_grpc.core._interceptors import CallInterceptor
+from a2a_grpc.core.ports import Store
+from a2a_grpc.dialects._v03grpc import SERVICE as V03_SERVICE
+from a2a_grpc.dialects._v03grpc import V03Servicer, abort_v03
 from a2a_grpc.errors import A2AError, FieldViolation
-from a2a_grpc.executor import AgentExecutor
-from a2a_grpc.handler import HandlerConfig, PushSink, RequestHandler
-from a2a_grpc.health import HealthServicer
-from a2a_grpc.interceptors import CallInterceptor
-from a2a_grpc.reflection import enable_reflection
-from a2a_grpc.servicer import A2AServicer, abort
-from a2a_grpc.store.base import Store
 from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
 
 if TYPE_CHECKING:
-    from a2a_grpc.auth.audit import AuditLog
-    from a2a_grpc.auth.policy import AuthPolicy
-    from a2a_grpc.cardsign import CardSigner
-    from a2a_grpc.cluster.leases import Cluster, ClusterConfig
-    from a2a_grpc.tls import ServerTLS
+    from a2a_grpc.auth._audit import AuditLog
+    from a2a_grpc.auth._policy import AuthPolicy
+    from a2a_grpc.bindings.tls import ServerTLS
+    from a2a_grpc.cluster._leases import Cluster, ClusterConfig
+    from a2a_grpc.protocol.cardsign import CardSigner
 
 __all__ = ["A2AServer", "ServerConfig", "run_loop", "serve"]
 
@@ -67,11 +67,11 @@ class ServerConfig:
     ``http://host:http_port``); ``public_grpc`` the advertised gRPC
     ``host:port``. ``max_message_bytes`` caps requests and responses on both
     transports (bytes). ``grace_seconds``: shutdown grace period.
-    ``interceptors``: the server's own :class:`~a2a_grpc.interceptors.
+    ``interceptors``: the server's own :class:`~a2a_grpc.core._interceptors.
     CallInterceptor` steps, run on every RPC of every binding after the
     built-in ones (version, extensions, validation, capability gate), in list
     order, just before the operation; their ``after`` in reverse order (see
-    :mod:`a2a_grpc.interceptors` and docs/interceptors.md).
+    :mod:`a2a_grpc.core._interceptors` and docs/interceptors.md).
     ``metrics``: Prometheus metrics (extra ``[metrics]``) at ``GET /metrics``
     on the HTTP port, or only on ``metrics_port`` when that is set (0: any
     free port, read back from ``A2AServer.metrics_port``); see
@@ -81,29 +81,29 @@ class ServerConfig:
     globally, flushed at :meth:`A2AServer.stop`). ``request_ids``: each call
     gets a request id (the caller's ``x-request-id`` or a new one) that log
     records written while serving it carry; ``access_log`` (implies it): one
-    ``a2a_grpc.access`` line per call (:mod:`a2a_grpc.telemetry.logs`).
+    ``a2a_grpc.access`` line per call (:mod:`a2a_grpc.telemetry._logs`).
     ``retain_terminal_seconds``: terminal tasks older than this are deleted
     in the background, with their push configs and outbox rows
-    (:mod:`a2a_grpc.store.retention`; None keeps every task).
+    (:mod:`a2a_grpc.store._retention`; None keeps every task).
     ``health_check_seconds``: how often the store is pinged; health is
-    NOT_SERVING while it does not answer (:mod:`a2a_grpc.store.health`; None:
+    NOT_SERVING while it does not answer (:mod:`a2a_grpc.store._health`; None:
     never checked).
     ``recover_lost_tasks`` (single process): on start, tasks an earlier
     process left SUBMITTED/WORKING become FAILED ("execution lost: …",
-    :mod:`a2a_grpc.cluster.recovery`). ``cluster``: cluster mode (the store
-    must be a :class:`~a2a_grpc.cluster.store.ClusterStore`): execution
-    leases replace that start-up recovery (:mod:`a2a_grpc.cluster.leases`).
+    :mod:`a2a_grpc.cluster._recovery`). ``cluster``: cluster mode (the store
+    must be a :class:`~a2a_grpc.cluster._store.ClusterStore`): execution
+    leases replace that start-up recovery (:mod:`a2a_grpc.cluster._leases`).
     ``freeze_gc`` (off for embedders, on in ``a2a-grpc serve``): once started,
     move everything alive (modules, classes,
     descriptor pools: ~80,000 objects) out of reach of Python's cyclic GC
     (``gc.freeze()``), so its full collections scan only what requests create —
     they were the p99 tail under load (REST streaming at concurrency 64: p99
     100 → 35 ms).
-    ``tls`` (:class:`~a2a_grpc.tls.ServerTLS`): TLS, and optionally mTLS,
+    ``tls`` (:class:`~a2a_grpc.bindings.tls.ServerTLS`): TLS, and optionally mTLS,
     on both ports; the card then advertises ``https://`` URLs (and the
     mTLS-only gRPC port as a second GRPC interface); a verified client
     certificate becomes ``CallContext.peer_identity`` (docs/tls.md).
-    ``card_signer`` (:class:`~a2a_grpc.cardsign.CardSigner`): signs the
+    ``card_signer`` (:class:`~a2a_grpc.protocol.cardsign.CardSigner`): signs the
     public and the extended card once their URLs are known (spec §8.4); the
     signed card's URLs come from this configuration only, never from a
     request's ``Host`` header.
@@ -139,12 +139,12 @@ class ServerConfig:
     auth: AuthPolicy | None = None
     recover_lost_tasks: bool = True
     cluster: ClusterConfig | None = None
-    #: Connection caps and timeouts of both ports (issue 10; a2a_grpc.connlimits).
+    #: Connection caps and timeouts of both ports (issue 10; a2a_grpc.bindings._connlimits).
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)
-    #: The audit log (issue 11; a2a_grpc.auth.audit.open_audit_log, ``--audit-log``); None: none.
+    #: The audit log (issue 11; a2a_grpc.auth._audit.open_audit_log, ``--audit-log``); None: none.
     audit: AuditLog | None = None
     #: Bind both ports with SO_REUSEPORT, so several processes share them
-    #: (``a2a-grpc serve --workers N``; a2a_grpc.cluster.workers).
+    #: (``a2a-grpc serve --workers N``; a2a_grpc.cluster._workers).
     reuse_port: bool = False
 
 
@@ -186,12 +186,12 @@ class A2AServer:
         )
         self.cluster: Cluster | None = None
         if self.config.cluster is not None:
-            from a2a_grpc.cluster.leases import Cluster
-            from a2a_grpc.cluster.store import ClusterStore
+            from a2a_grpc.cluster._leases import Cluster
+            from a2a_grpc.cluster._store import ClusterStore
 
             if not isinstance(store, ClusterStore):
                 raise ValueError(
-                    "cluster mode needs the cluster store on PostgreSQL (a2a_grpc.cluster.store)"
+                    "cluster mode needs the cluster store on PostgreSQL (a2a_grpc.cluster._store)"
                 )
             self.cluster = Cluster.attach(self.handler, store, self.config.cluster)
         if auth is not None:
@@ -221,7 +221,7 @@ class A2AServer:
         cfg = self.config
         steps: list[CallInterceptor] = [self.tracing.interceptor] if self.tracing is not None else []
         if cfg.request_ids or cfg.access_log:  # after the span: access lines carry its trace id
-            from a2a_grpc.telemetry.logs import RequestLog
+            from a2a_grpc.telemetry._logs import RequestLog
 
             steps.append(RequestLog(access=cfg.access_log))
         if cfg.audit is not None:  # ahead of authentication: it records the calls that fail it
@@ -263,7 +263,7 @@ class A2AServer:
             await start()
         await self._recover()
         if cfg.retain_terminal_seconds is not None:
-            from a2a_grpc.store.retention import RetentionWorker
+            from a2a_grpc.store._retention import RetentionWorker
 
             self.retention = RetentionWorker(self.store, cfg.retain_terminal_seconds)
             await self.retention.start()
@@ -288,7 +288,7 @@ class A2AServer:
         log.info("serving %s: gRPC %s, HTTP %s", self.card.name, self.grpc_port, self.http_port)
         log.info("%s", auth_line(cfg.auth))
         if cfg.tls is not None or cfg.card_signer is not None:
-            from a2a_grpc.tls import describe
+            from a2a_grpc.bindings.tls import describe
 
             ports = [self.grpc_port] + ([self.mtls_grpc_port] if self.mtls_grpc_port else [])
             signed = (
@@ -347,12 +347,12 @@ class A2AServer:
     async def _watch_health(self) -> None:
         """Health follows the store (pinged every ``health_check_seconds``)
         and, in cluster mode, the event bus listener: NOT_SERVING while
-        either is down (:class:`~a2a_grpc.store.health.HealthGate`)."""
-        from a2a_grpc.store.health import HealthGate
+        either is down (:class:`~a2a_grpc.store._health.HealthGate`)."""
+        from a2a_grpc.store._health import HealthGate
 
         self.health_gate = gate = HealthGate(self._serving)
         if self.config.health_check_seconds:
-            from a2a_grpc.store.health import StoreHealth
+            from a2a_grpc.store._health import StoreHealth
 
             self.store_health = StoreHealth(
                 self.store, gate.reporter("store"), interval_seconds=self.config.health_check_seconds
@@ -380,7 +380,7 @@ class A2AServer:
         if self.cluster is not None:
             await self.cluster.start()
         elif self.config.recover_lost_tasks:
-            from a2a_grpc.cluster.recovery import ActiveTaskScan, recover_on_start
+            from a2a_grpc.cluster._recovery import ActiveTaskScan, recover_on_start
 
             if isinstance(self.store, ActiveTaskScan):
                 await recover_on_start(self.store, self.handler.writer)
@@ -422,8 +422,8 @@ class A2AServer:
         """Serves the gateway (JSON-RPC, HTTP+JSON, the Agent Card) on ``port``."""
         from aiohttp import web
 
-        from a2a_grpc.gateway.app import create_app
-        from a2a_grpc.gateway.connections import ClientErrorLogger, GuardedSite
+        from a2a_grpc.bindings._http.app import create_app
+        from a2a_grpc.bindings._http.connections import ClientErrorLogger, GuardedSite
 
         cfg = self.config
         app = create_app(
@@ -459,7 +459,7 @@ class A2AServer:
 
     async def _start_metrics(self, port: int) -> None:
         """Serves ``GET /metrics`` alone on ``port``."""
-        from a2a_grpc.telemetry.metrics import metrics_app
+        from a2a_grpc.telemetry._metrics import metrics_app
 
         assert self.metrics is not None
         app = metrics_app(self.metrics)
@@ -543,7 +543,7 @@ def _metrics(config: ServerConfig) -> Any:
     extra: ImportError otherwise), else None."""
     if not config.metrics:
         return None
-    from a2a_grpc.telemetry.metrics import Metrics
+    from a2a_grpc.telemetry._metrics import Metrics
 
     return Metrics()
 
@@ -555,7 +555,7 @@ def _tracing(config: ServerConfig, agent: str) -> Any:
         return None
     from opentelemetry import trace
 
-    from a2a_grpc.telemetry.tracing import Tracing, provider_from_env
+    from a2a_grpc.telemetry._tracing import Tracing, provider_from_env
 
     provider, owned = config.tracer_provider, False
     if provider is None:
@@ -660,7 +660,7 @@ def _add_servicer(
 
 def _add_v03_servicer(servicer: A2AServicer, server: grpc.aio.Server) -> None:
     """A2A v0.3 over gRPC (``a2a.v1.A2AService``, issue 13): the adapter in
-    front of the same ``servicer`` (:mod:`a2a_grpc.compat.v03grpc`)."""
+    front of the same ``servicer`` (:mod:`a2a_grpc.dialects._v03grpc`)."""
     from a2a_grpc.gen.a2a.v1 import a2a_pb2_grpc as v03_grpc
 
     _add_servicer(
@@ -709,7 +709,7 @@ def _check_mtls_schemes(auth: AuthPolicy | None, tls: ServerTLS | None) -> None:
     card never declares a scheme no call could satisfy."""
     if auth is None:
         return
-    from a2a_grpc.auth.mtls import MtlsAuthenticator
+    from a2a_grpc.auth._mtls import MtlsAuthenticator
 
     mtls = [a.name for a in auth.authenticators.values() if isinstance(a, MtlsAuthenticator)]
     if mtls and (tls is None or tls.client_ca is None):
@@ -743,7 +743,7 @@ def serve(
     ``await A2AServer(...).serve_forever()``. Raises OSError when a port is
     taken.
     """
-    from a2a_grpc.store.memory import InMemoryTaskStore
+    from a2a_grpc.store._memory import InMemoryTaskStore
 
     server = A2AServer(agent, store or InMemoryTaskStore(), config, push=push, extended_card=extended_card)
     run_loop(server.serve_forever(on_started=on_started))

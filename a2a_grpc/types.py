@@ -29,6 +29,7 @@ __all__ = [
     "now_timestamp",
     "pb",
     "pb_grpc",
+    "state_label",
 ]
 
 #: Full name of the gRPC service, as used in method paths and health checks.
@@ -108,3 +109,11 @@ def is_required(field: descriptor.FieldDescriptor) -> bool:
     if not field.has_options:
         return False
     return field_behavior_pb2.REQUIRED in field.GetOptions().Extensions[field_behavior_pb2.field_behavior]
+
+
+def state_label(state: int) -> str:
+    """``working`` for TASK_STATE_WORKING: a task state as a label value."""
+    try:
+        return pb.TaskState.Name(state).removeprefix("TASK_STATE_").lower()
+    except ValueError:
+        return str(state)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.types import Event, pb
 
 __all__ = ["HoldAgent"]

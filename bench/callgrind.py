@@ -4,7 +4,7 @@
 [-n 300] [--warmup 100] [--store memory] [--top 40] [--keep DIR]``
 
 runs itself under ``valgrind --tool=callgrind --collect-atstart=no`` and, inside,
-drives :class:`a2a_grpc.servicer.A2AServicer` (the interceptor chain, CallContext,
+drives :class:`a2a_grpc.bindings._servicer.A2AServicer` (the interceptor chain, CallContext,
 validation, the handler, the drive loop and the store: everything but the gRPC
 transport, as the HTTP gateway calls it) with the built-in ``echo`` agent, through
 a minimal ``RpcContext``, on uvloop when installed. ``--warmup`` calls run first,
@@ -91,8 +91,8 @@ def _request() -> Any:
 
 async def _child(method: str, n: int, warmup: int, store_url: str, lib: str) -> None:
     from a2a_grpc.agents import load_agent
-    from a2a_grpc.handler import RequestHandler
-    from a2a_grpc.servicer import A2AServicer
+    from a2a_grpc.bindings._servicer import A2AServicer
+    from a2a_grpc.core._handler import RequestHandler
     from a2a_grpc.store import open_store
     from a2a_grpc.types import pb
 

@@ -24,10 +24,10 @@ from pathlib import Path
 import grpc
 
 from a2a_grpc.context import Owner
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
-from a2a_grpc.store.sql import SqlTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
+from a2a_grpc.store._sql import SqlTaskStore
 from a2a_grpc.types import Event, pb, pb_grpc
 
 MIB = 1024 * 1024

@@ -38,7 +38,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from a2a_grpc.client import A2AClient
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.types import Event, pb
 from bench import cluster_trace, pg
 from bench.procs import ALL_CPUS

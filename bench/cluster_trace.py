@@ -39,7 +39,8 @@ def install() -> None:
     where = os.environ.get("A2A_BENCH_TRACE")
     if not where or _out is not None:
         return
-    from a2a_grpc.cluster import bus, store
+    from a2a_grpc.cluster import _bus as bus
+    from a2a_grpc.cluster import _store as store
 
     _out = (Path(where) / f"{os.getpid()}.trace").open("a")
     log_events, update, publish = (

@@ -5,8 +5,8 @@
 - ``RequestHandler.send_message`` with the echo agent on the in-memory and the SQLite
   store (the core alone: validation, execution task, store writes, fan-out);
 - ``RequestHandler.get_task`` (in-memory);
-- the ProtoJSON codec on the SendMessage answer (``a2a_grpc.protojson.to_dict`` +
-  ``json.dumps``) and on the request (``json.loads`` + ``a2a_grpc.protojson.parse``);
+- the ProtoJSON codec on the SendMessage answer (``a2a_grpc.protocol.protojson.to_dict`` +
+  ``json.dumps``) and on the request (``json.loads`` + ``a2a_grpc.protocol.protojson.parse``);
 - protobuf binary encode/decode of the same messages (what gRPC pays).
 
 Figures are process CPU time per call (all threads), not wall time.
@@ -29,10 +29,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from a2a_grpc import protojson
 from a2a_grpc.agents import load_agent
 from a2a_grpc.context import CallContext
-from a2a_grpc.handler import RequestHandler
+from a2a_grpc.core._handler import RequestHandler
+from a2a_grpc.protocol import protojson
 from a2a_grpc.store import open_store
 from a2a_grpc.types import pb
 

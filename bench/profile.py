@@ -26,13 +26,13 @@ from bench.procs import ServerSpec, pin_self, start_server
 from bench.run import SERVERS
 
 _AREAS = (
-    ("a2a_grpc/handler.py", "a2a_grpc handler"),
+    ("a2a_grpc/core/_handler.py", "a2a_grpc handler"),
     ("a2a_grpc/store/", "a2a_grpc store"),
-    ("a2a_grpc/events.py", "a2a_grpc events"),
-    ("a2a_grpc/servicer.py", "a2a_grpc servicer"),
-    ("a2a_grpc/validation.py", "a2a_grpc validation"),
-    ("a2a_grpc/protojson/", "a2a_grpc protojson"),
-    ("a2a_grpc/gateway/", "gateway"),
+    ("a2a_grpc/core/_events.py", "a2a_grpc events"),
+    ("a2a_grpc/bindings/_servicer.py", "a2a_grpc servicer"),
+    ("a2a_grpc/protocol/_validation.py", "a2a_grpc validation"),
+    ("a2a_grpc/protocol/protojson/", "a2a_grpc protojson"),
+    ("a2a_grpc/bindings/_http/", "gateway"),
     ("a2a_grpc/", "a2a_grpc other"),
     ("protobuf/", "protobuf (python: json_format, well-known types)"),
     ("sqlalchemy/", "sqlalchemy"),

@@ -20,7 +20,7 @@ import uuid
 
 from a2a_grpc.agents import load_agent
 from a2a_grpc.context import CallContext, Owner
-from a2a_grpc.handler import RequestHandler
+from a2a_grpc.core._handler import RequestHandler
 from a2a_grpc.store import SqlTaskStore, open_store
 from a2a_grpc.types import pb
 

@@ -7,7 +7,7 @@ Serve it from the repository root (``--agent`` finds modules of the current dire
 
 from collections.abc import AsyncIterator
 
-from a2a_grpc.executor import AgentExecutor, ExecutorContext, data_part
+from a2a_grpc import AgentExecutor, ExecutorContext, data_part
 from a2a_grpc.types import Event, pb
 
 

@@ -32,10 +32,10 @@ done
 "$work/venv/bin/python" - <<'PY'
 import asyncio
 
-from a2a_grpc.agents.echo import EchoAgent
+from a2a_grpc.agents._echo import EchoAgent
 from a2a_grpc.client import A2AClient
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 
 

@@ -9,6 +9,6 @@ import os
 # of hiding the gap. The variable reaches servers started in subprocesses too.
 os.environ["A2A_PROTOJSON_STRICT"] = "1"
 
-from a2a_grpc import protojson
+from a2a_grpc.protocol import protojson
 
 protojson.set_strict(True)

@@ -2,7 +2,7 @@
 
 ``--agent`` takes a built-in name (``code-review``, the default, ``echo``, ``orchestrator`` or ``explain``)
 or ``package.module:attribute``, where the attribute is an
-:class:`~a2a_grpc.executor.AgentExecutor` instance, or a class or zero-argument
+:class:`~a2a_grpc.core._executor.AgentExecutor` instance, or a class or zero-argument
 callable returning one. The executor must have a ``card`` attribute
 (``pb.AgentCard`` without ``supported_interfaces``). Modules are imported
 from the Python path, which includes the current directory (as for
@@ -17,16 +17,16 @@ import importlib.util
 import os
 import sys
 
-from a2a_grpc.executor import AgentExecutor
+from a2a_grpc.core._executor import AgentExecutor
 
-__all__ = ["BUILTIN_AGENTS", "load_agent"]
+__all__ = ["BUILTIN_AGENTS", "EchoAgent", "load_agent"]
 
 #: Built-in agent names and where they live.
 BUILTIN_AGENTS = {
-    "code-review": "a2a_grpc.agents.code_review:CodeReviewAgent",
-    "echo": "a2a_grpc.agents.echo:EchoAgent",
-    "orchestrator": "a2a_grpc.agents.orchestrator:OrchestratorAgent",
-    "explain": "a2a_grpc.agents.explain:ExplainAgent",
+    "code-review": "a2a_grpc.agents._code_review:CodeReviewAgent",
+    "echo": "a2a_grpc.agents._echo:EchoAgent",
+    "orchestrator": "a2a_grpc.agents._orchestrator:OrchestratorAgent",
+    "explain": "a2a_grpc.agents._explain:ExplainAgent",
 }
 #: The extra a built-in agent needs, and the modules that extra installs.
 AGENT_EXTRAS = {
@@ -73,3 +73,12 @@ def load_agent(spec: str) -> AgentExecutor:
     if not getattr(agent, "card", None) or not agent.card.name:
         raise ValueError(f"{target} has no card (a pb.AgentCard attribute named 'card')")
     return agent
+
+
+def __getattr__(name: str) -> object:
+    """``EchoAgent``, loaded on first use (the smallest complete agent, for examples)."""
+    if name == "EchoAgent":
+        from a2a_grpc.agents._echo import EchoAgent
+
+        return EchoAgent
+    raise AttributeError(f"module 'a2a_grpc.agents' has no attribute {name!r}")

@@ -9,15 +9,13 @@ Pass the policy as ``ServerConfig(auth=...)`` or ``a2a-grpc serve --auth FILE``.
 PyJWT is needed only for ``type = "jwt"`` schemes (extra ``a2a-grpc[auth]``).
 """
 
-from a2a_grpc.auth.apikeys import ApiKey, ApiKeyAuthenticator
-from a2a_grpc.auth.base import AuthConfigError, Authenticator, BadCredential, Unauthenticated
-from a2a_grpc.auth.bearer import JwksCache, JwtAuthenticator
-from a2a_grpc.auth.interceptors import Authentication, Authorization
-from a2a_grpc.auth.policy import SCHEME_TYPES, AuthPolicy, Requirement, load_policy
-from a2a_grpc.auth.principal import API_KEY_ISSUER, Principal
+from a2a_grpc.auth._apikeys import ApiKey, ApiKeyAuthenticator
+from a2a_grpc.auth._base import AuthConfigError, Authenticator, BadCredential, Unauthenticated
+from a2a_grpc.auth._bearer import JwksCache, JwtAuthenticator
+from a2a_grpc.auth._interceptors import Authentication, Authorization
+from a2a_grpc.auth._policy import SCHEME_TYPES, AuthPolicy, Requirement, load_policy
 
 __all__ = [
-    "API_KEY_ISSUER",
     "SCHEME_TYPES",
     "ApiKey",
     "ApiKeyAuthenticator",
@@ -29,7 +27,6 @@ __all__ = [
     "BadCredential",
     "JwksCache",
     "JwtAuthenticator",
-    "Principal",
     "Requirement",
     "Unauthenticated",
     "load_policy",

@@ -30,12 +30,12 @@ if any(importlib.util.find_spec(m) is None for m in CLI_EXTRA_MODULES):
 else:
     import click
 
-    from a2a_grpc.cli.admin import admin
-    from a2a_grpc.cli.auth_cmd import auth
-    from a2a_grpc.cli.client_cmds import register
-    from a2a_grpc.cli.proto_cmd import proto
-    from a2a_grpc.cli.registry_cmd import registry
-    from a2a_grpc.cli.serve import serve
+    from a2a_grpc.cli._admin import admin
+    from a2a_grpc.cli._auth_cmd import auth
+    from a2a_grpc.cli._client_cmds import register
+    from a2a_grpc.cli._proto_cmd import proto
+    from a2a_grpc.cli._registry_cmd import registry
+    from a2a_grpc.cli._serve import serve
 
     @click.group(name="a2a-grpc", context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(package_name="a2a-grpc")

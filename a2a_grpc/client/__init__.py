@@ -10,11 +10,11 @@ and a stream that stops before the task is terminal or interrupted raises
 :class:`StreamTruncatedError`.
 """
 
-from a2a_grpc.client.auth import Credentials
-from a2a_grpc.client.base import CallOptions, Transport
-from a2a_grpc.client.card import BINDINGS, fetch_card, matching_interfaces, parse_card
-from a2a_grpc.client.client import DEFAULT_BINDINGS, A2AClient, make_transport
-from a2a_grpc.client.errors import StreamTruncatedError
+from a2a_grpc.client._auth import Credentials
+from a2a_grpc.client._base import CallOptions, Transport
+from a2a_grpc.client._card import BINDINGS, fetch_card, matching_interfaces, parse_card
+from a2a_grpc.client._client import DEFAULT_BINDINGS, A2AClient, make_transport
+from a2a_grpc.client._errors import StreamTruncatedError
 from a2a_grpc.errors import A2AError, ErrorCode
 
 __all__ = [

@@ -20,7 +20,7 @@ from typing import TextIO
 
 from aiohttp import web
 
-from a2a_grpc.push.dispatcher import NOTIFICATION_ID_HEADER, TOKEN_HEADER
+from a2a_grpc.push._dispatcher import NOTIFICATION_ID_HEADER, TOKEN_HEADER
 
 __all__ = ["make_app", "summary"]
 

@@ -19,11 +19,11 @@ __all__ = ["RegistryClient", "RegistryConfig", "RegistryServer"]
 
 def __getattr__(name: str) -> Any:
     if name in ("RegistryConfig", "RegistryServer"):
-        from a2a_grpc.registry import server
+        from a2a_grpc.registry import _server as server
 
         return getattr(server, name)
     if name == "RegistryClient":
-        from a2a_grpc.registry.client import RegistryClient
+        from a2a_grpc.registry._client import RegistryClient
 
         return RegistryClient
     raise AttributeError(name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from a2a_grpc.store.base import (
+from a2a_grpc.core.ports import (
     ListPage,
     ListQuery,
     OutboxEntry,
@@ -25,8 +25,8 @@ from a2a_grpc.store.base import (
     TaskStore,
     VersionConflictError,
 )
-from a2a_grpc.store.memory import InMemoryTaskStore
-from a2a_grpc.store.sql import SqlTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
+from a2a_grpc.store._sql import SqlTaskStore
 
 __all__ = [
     "DATA_DIR_ENV",

@@ -35,8 +35,8 @@ async def main(argv: list[str]) -> None:
     cluster = None
     store: Store
     if args.cluster:
-        from a2a_grpc.cluster.leases import ClusterConfig
-        from a2a_grpc.cluster.store import ClusterStore
+        from a2a_grpc.cluster._leases import ClusterConfig
+        from a2a_grpc.cluster._store import ClusterStore
 
         cluster = ClusterConfig(replica_id=args.replica_id, lease_ttl=args.lease_ttl)
         store = ClusterStore(args.store, idle_transaction_timeout=args.lease_ttl)

@@ -8,9 +8,9 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from a2a_grpc.agents.code_review import ARTIFACT_NAME
+from a2a_grpc.agents._code_review import ARTIFACT_NAME
 from a2a_grpc.context import CallContext
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.types import new_id, pb
 
 DIFFS = Path(__file__).resolve().parents[2] / "examples" / "diffs"

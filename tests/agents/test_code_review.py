@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
-from a2a_grpc.agents.code_review import CHUNK_FINDINGS, CodeReviewAgent
+from a2a_grpc.agents._code_review import CHUNK_FINDINGS, CodeReviewAgent
+from a2a_grpc.core._executor import data_part, file_part, text_part
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.executor import data_part, file_part, text_part
 from a2a_grpc.types import new_id, now_timestamp, pb
 from tests.agents.helpers import (
     artifacts,
@@ -494,7 +494,7 @@ async def test_url_that_is_not_a_diff_is_rejected(agent: CodeReviewAgent) -> Non
 
 
 async def test_ruff_that_cannot_start_fails_the_task(agent: CodeReviewAgent, monkeypatch, tmp_path) -> None:
-    from a2a_grpc.agents.review import ruff_runner
+    from a2a_grpc.agents._review import ruff_runner
 
     monkeypatch.setattr(ruff_runner, "ruff_command", lambda: (str(tmp_path / "no-such-ruff"),))
     events = await run(agent, make_ctx(user_message(text_part(diff_text("sql_injection.diff")))))
@@ -520,7 +520,7 @@ async def test_progress_statuses_are_capped_for_diffs_touching_many_files(agent:
 
 
 async def test_files_beyond_the_hunk_limit_are_skipped(agent: CodeReviewAgent, monkeypatch) -> None:
-    from a2a_grpc.agents import code_review
+    from a2a_grpc.agents import _code_review as code_review
 
     monkeypatch.setattr(code_review, "MAX_HUNKS", 3)
     diff = "".join(
@@ -542,7 +542,7 @@ async def test_cancellation_leaves_no_files_behind(
     (rebuilding, writing, linting), its scratch directory is removed."""
     import asyncio
 
-    from a2a_grpc.agents import code_review
+    from a2a_grpc.agents import _code_review as code_review
 
     monkeypatch.setattr(code_review, "_SCRATCH", str(tmp_path))
     gen = agent.execute(make_ctx(user_message(text_part(diff_text("large_new_module.diff")))))

@@ -6,9 +6,9 @@ import grpc
 from google.protobuf import json_format
 
 from a2a_grpc.agents import load_agent
-from a2a_grpc.agents.code_review import ARTIFACT_NAME
+from a2a_grpc.agents._code_review import ARTIFACT_NAME
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import new_id, pb, pb_grpc
 from tests.agents.helpers import diff_text, new_line_of
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from a2a_grpc.agents import code_review
-from a2a_grpc.agents.code_review import CodeReviewAgent, build_card
-from a2a_grpc.executor import text_part
+from a2a_grpc.agents import _code_review as code_review
+from a2a_grpc.agents._code_review import CodeReviewAgent, build_card
+from a2a_grpc.core._executor import text_part
 from a2a_grpc.types import pb
 from tests.agents.helpers import diff_text, make_ctx, user_message
 

@@ -13,7 +13,7 @@ from a2a_grpc.agents import load_agent
 from a2a_grpc.client import A2AClient
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 
 SOURCE = '''"""Shapes and their areas."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from a2a_grpc.agents.review.ruff_runner import RuffError, run_ruff
+from a2a_grpc.agents._review.ruff_runner import RuffError, run_ruff
 
 
 async def test_report_lists_diagnostics_of_the_selected_families(tmp_path: Path) -> None:

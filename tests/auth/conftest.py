@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest_asyncio
 
 from a2a_grpc.auth import AuthPolicy, load_policy
-from a2a_grpc.auth.apikeys import digest, new_secret
+from a2a_grpc.auth._apikeys import digest, new_secret
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.auth.issuer import AUDIENCE, Issuer
 from tests.auth.wire import Wire

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 
 from a2a_grpc.auth import load_policy
-from a2a_grpc.auth.audit import open_audit_log
+from a2a_grpc.auth._audit import open_audit_log
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.auth.test_limits import config_text, send, task_of
 from tests.auth.wire import Wire

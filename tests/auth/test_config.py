@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from a2a_grpc.auth import AuthConfigError, BadCredential, load_policy
-from a2a_grpc.auth.policy import policy_from_mapping
+from a2a_grpc.auth._policy import policy_from_mapping
 from a2a_grpc.cli import main
 from a2a_grpc.context import CallContext
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from tests.interop.agents import InteropAgent
 
 

@@ -17,8 +17,8 @@ import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from a2a_grpc.auth import API_KEY_ISSUER, Principal
 from a2a_grpc.context import Owner
+from a2a_grpc.principal import API_KEY_ISSUER, Principal
 from a2a_grpc.types import pb
 from tests.auth.conftest import AuthServer
 from tests.auth.test_wire import every_rpc

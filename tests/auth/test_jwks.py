@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from a2a_grpc.auth.policy import policy_from_mapping
+from a2a_grpc.auth._policy import policy_from_mapping
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.auth.issuer import AUDIENCE, Issuer, rsa_key
 from tests.auth.wire import BINDINGS, Wire

@@ -24,9 +24,9 @@ from google.protobuf import json_format
 from google.rpc import error_details_pb2, status_pb2
 
 from a2a_grpc.auth import AuthConfigError, load_policy
-from a2a_grpc.auth.apikeys import digest, new_secret
+from a2a_grpc.auth._apikeys import digest, new_secret
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.auth.wire import BINDINGS, Reply, Wire
 from tests.interop.agents import InteropAgent
@@ -228,7 +228,7 @@ def test_bad_limits_stop_the_server_at_start_naming_the_setting(tmp_path, limits
 
 
 def test_retry_info_round_trips_the_status():
-    from a2a_grpc.auth.limits import RateLimited
+    from a2a_grpc.auth._limits import RateLimited
 
     err = RateLimited("slow down", 2.2, limit="rate")
     status = err.to_status()

@@ -14,7 +14,7 @@ import pytest
 
 from a2a_grpc.auth import AuthConfigError, load_policy
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.auth.test_limits import config_text, error_status, send, task_of
 from tests.auth.wire import BINDINGS, Wire

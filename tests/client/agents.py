@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from a2a_grpc.executor import AgentExecutor, ExecutorContext, data_part
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext, data_part
 from a2a_grpc.types import Event, pb
 
 FINDINGS = {

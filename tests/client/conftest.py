@@ -11,7 +11,7 @@ import pytest
 from a2a_grpc.client import A2AClient
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.client.agents import ScriptAgent
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from a2a_grpc.client.card import binding_key, card_url, matching_interfaces, parse_card
+from a2a_grpc.client._card import binding_key, card_url, matching_interfaces, parse_card
 from a2a_grpc.errors import A2AError, ErrorCode
 
 

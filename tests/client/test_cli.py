@@ -13,8 +13,8 @@ from click.testing import CliRunner, Result
 from rich.console import Console
 
 from a2a_grpc.cli import main
-from a2a_grpc.cli.client_cmds import Renderer
-from a2a_grpc.executor import data_part
+from a2a_grpc.cli._client_cmds import Renderer
+from a2a_grpc.core._executor import data_part
 from a2a_grpc.server import A2AServer
 from a2a_grpc.types import pb
 from tests.client.conftest import BINDING_NAMES, base_url

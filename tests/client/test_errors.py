@@ -8,7 +8,7 @@ import pytest
 from google.protobuf import json_format
 from google.rpc import status_pb2
 
-from a2a_grpc.client.errors import from_http_error, from_jsonrpc_error
+from a2a_grpc.client._errors import from_http_error, from_jsonrpc_error
 from a2a_grpc.errors import GRPC_CODE_NAMES, A2AError, ErrorCode, FieldViolation
 
 

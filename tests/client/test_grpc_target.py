@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from a2a_grpc.client.grpc import grpc_target
+from a2a_grpc.client._grpc import grpc_target
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 
 from a2a_grpc.client import A2AClient, StreamTruncatedError
+from a2a_grpc.core._executor import data_part, file_part
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.executor import data_part, file_part
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.client.agents import FINDINGS, ScriptAgent
 from tests.client.conftest import BINDING_NAMES, base_url

@@ -10,10 +10,10 @@ from aiohttp import web
 from google.api import annotations_pb2, http_pb2
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from a2a_grpc.client.base import SERVICE, CallOptions, method
-from a2a_grpc.client.rest import RestTransport, _candidates, routes_for
-from a2a_grpc.gateway.rest import RestBinding
-from a2a_grpc.httprule import compile_service
+from a2a_grpc.bindings._http.rest import RestBinding
+from a2a_grpc.client._base import SERVICE, CallOptions, method
+from a2a_grpc.client._rest import RestTransport, _candidates, routes_for
+from a2a_grpc.protocol._httprule import compile_service
 from a2a_grpc.types import pb
 
 
@@ -50,7 +50,7 @@ def test_missing_path_value_gives_no_route() -> None:
 # that is one field with a path variable inside it. The old client read only
 # one level of additional_bindings, percent-encoded the '/' of multi-segment
 # values and dropped the whole body field when a path variable sat inside it;
-# the gateway served all three. Both now use a2a_grpc.httprule.
+# the gateway served all three. Both now use a2a_grpc.protocol._httprule.
 
 
 def _demo_service() -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from a2a_grpc.client.sse import SSEDecoder, SSEEvent, iter_sse
+from a2a_grpc.client._sse import SSEDecoder, SSEEvent, iter_sse
 
 
 def _feed_all(chunks: list[bytes]) -> list[SSEEvent]:

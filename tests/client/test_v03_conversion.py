@@ -1,4 +1,4 @@
-"""The client's reading of A2A v0.3 cards and answers (``a2a_grpc.client.v03``):
+"""The client's reading of A2A v0.3 cards and answers (``a2a_grpc.client._v03``):
 pure conversions, no server (the live ones are tests/interop/test_sdk03_server.py)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from a2a_grpc.client import A2AError, ErrorCode, matching_interfaces, parse_card
-from a2a_grpc.client.v03 import lenient_timestamp, params_down, trim_history, up_answer
-from a2a_grpc.compat.v03 import METHODS
+from a2a_grpc.client._v03 import lenient_timestamp, params_down, trim_history, up_answer
+from a2a_grpc.dialects._v03 import METHODS
 from a2a_grpc.types import pb
 
 

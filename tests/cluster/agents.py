@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.types import Event, pb
 
 log = logging.getLogger("steps")

@@ -82,7 +82,7 @@ async def test_not_serving_while_the_listener_is_cut(replica: Replica, database:
 async def test_either_part_down_is_not_serving() -> None:
     """The store and the bus listener: NOT_SERVING while either is down,
     SERVING only once both are up (each change reported once)."""
-    from a2a_grpc.store.health import HealthGate
+    from a2a_grpc.store._health import HealthGate
 
     reports: list[bool] = []
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from a2a_grpc.cluster.recovery import recover_on_start
+from a2a_grpc.cluster._recovery import recover_on_start
 from a2a_grpc.context import Owner
-from a2a_grpc.drive import TaskWriter
+from a2a_grpc.core._drive import TaskWriter
+from a2a_grpc.core._events import EventBus
 from a2a_grpc.errors import A2AError
-from a2a_grpc.events import EventBus
 from a2a_grpc.types import pb
 from tests.cluster.replicas import BINDINGS, Replica, drop_database, fresh_database
 from tests.store.storekit import (

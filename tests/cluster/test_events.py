@@ -17,7 +17,7 @@ import asyncpg
 import pytest
 
 from a2a_grpc.client import A2AClient
-from a2a_grpc.cluster.store import ClusterStore
+from a2a_grpc.cluster._store import ClusterStore
 from a2a_grpc.context import Owner
 from a2a_grpc.types import pb
 from tests.cluster.conftest import TTL, cluster_args

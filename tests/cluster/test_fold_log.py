@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from a2a_grpc.cluster.store import ClusterStore
+from a2a_grpc.cluster._store import ClusterStore
 from a2a_grpc.context import CallContext
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
-from a2a_grpc.handler import RequestHandler
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
+from a2a_grpc.core._handler import RequestHandler
 from a2a_grpc.types import pb
 from tests.cluster.replicas import drop_database, fresh_database
 from tests.store.storekit import PG_URL, postgres_skip_reason

@@ -1,7 +1,7 @@
 """Cluster mode (issue 17): the lease rides the task's own writes.
 
 A new task's lease is taken by the write that creates it
-(:class:`~a2a_grpc.cluster.store.NewLease`), and the write that leaves a task
+(:class:`~a2a_grpc.cluster._store.NewLease`), and the write that leaves a task
 terminal drops it in the same transaction, so a one-write
 SendMessage (the echo agent) costs no lease transaction at all. Against a
 real PostgreSQL: the store alone, then one in-process cluster replica.
@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from a2a_grpc.agents.echo import EchoAgent
-from a2a_grpc.cluster.leases import Cluster, ClusterConfig
-from a2a_grpc.cluster.store import ClusterStore, NewLease
+from a2a_grpc.agents._echo import EchoAgent
+from a2a_grpc.cluster._leases import Cluster, ClusterConfig
+from a2a_grpc.cluster._store import ClusterStore, NewLease
 from a2a_grpc.context import CallContext, Owner
-from a2a_grpc.execution import Execution
-from a2a_grpc.handler import RequestHandler
-from a2a_grpc.store.base import Fence, LeaseLostError, VersionConflictError
-from a2a_grpc.store.sql.raw import AsyncpgConnection
+from a2a_grpc.core._execution import Execution
+from a2a_grpc.core._handler import RequestHandler
+from a2a_grpc.core.ports import Fence, LeaseLostError, VersionConflictError
+from a2a_grpc.store._sql.raw import AsyncpgConnection
 from a2a_grpc.types import pb
 from tests.cluster.replicas import drop_database, fresh_database
 from tests.store.storekit import PG_URL, make_task, postgres_skip_reason

@@ -21,10 +21,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from a2a_grpc.cluster.store import ClusterStore
+from a2a_grpc.cluster._store import ClusterStore
 from a2a_grpc.context import Owner
+from a2a_grpc.core.ports import LeaseLostError
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.store.base import LeaseLostError
 from a2a_grpc.types import pb
 from tests.cluster.conftest import TTL, cluster_args
 from tests.cluster.replicas import BINDINGS, Replica, drop_database, fresh_database

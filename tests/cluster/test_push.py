@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 from sqlalchemy import text
 
-from a2a_grpc.cluster.store import ClusterStore
+from a2a_grpc.cluster._store import ClusterStore
 from a2a_grpc.context import Owner
 from a2a_grpc.types import pb
 from tests.cluster.replicas import BINDINGS, Replica, drop_database, fresh_database

@@ -15,10 +15,10 @@ from typing import Any
 import asyncpg
 import pytest
 
-from a2a_grpc.cluster.bus import ClusterBus, PgEventRelay
-from a2a_grpc.cluster.store import NOTIFY_LIMIT, ClusterStore, notification, parse_notification
+from a2a_grpc.cluster._bus import ClusterBus, PgEventRelay
+from a2a_grpc.cluster._store import NOTIFY_LIMIT, ClusterStore, notification, parse_notification
 from a2a_grpc.context import Owner
-from a2a_grpc.events import Subscription
+from a2a_grpc.core._events import Subscription
 from a2a_grpc.types import pb
 from tests.cluster.replicas import drop_database, fresh_database
 from tests.store.storekit import PG_URL, make_task, postgres_skip_reason
@@ -190,7 +190,7 @@ async def test_redis_entries_carry_the_events() -> None:
         socket.create_connection(("127.0.0.1", 6379), timeout=2).close()
     except OSError as exc:
         pytest.skip(f"Redis not reachable: {exc}")
-    from a2a_grpc.cluster.redis_bus import RedisEventRelay
+    from a2a_grpc.cluster._redis_bus import RedisEventRelay
 
     url = await fresh_database(PG_URL)
     store = ClusterStore(url, table_prefix=f"r{uuid.uuid4().hex[:8]}_")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from a2a_grpc.client import A2AClient
-from a2a_grpc.cluster.store import ClusterStore
+from a2a_grpc.cluster._store import ClusterStore
 from a2a_grpc.types import pb
 from tests.cluster.conftest import TTL
 from tests.cluster.replicas import AGENT, BINDINGS, CLI, ROOT

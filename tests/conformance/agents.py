@@ -1,7 +1,7 @@
 """Agents of the conformance server.
 
 :class:`ConformanceAgent` runs the command in the first word of the message
-text; ``echo`` is the built-in :class:`~a2a_grpc.agents.echo.EchoAgent`
+text; ``echo`` is the built-in :class:`~a2a_grpc.agents._echo.EchoAgent`
 (every part echoed byte-exact into an artifact):
 
 - ``echo …`` / anything unknown: EchoAgent.
@@ -26,9 +26,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from a2a_grpc.agents.echo import EchoAgent
+from a2a_grpc.agents._echo import EchoAgent
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.types import Event, pb
 
 OPTIONAL_EXTENSION = "https://example.com/ext/trace/v1"

@@ -28,12 +28,12 @@ from aiohttp import web
 from google.protobuf import message as proto_message
 from google.protobuf import text_format
 
+from a2a_grpc.bindings._http.app import create_app
+from a2a_grpc.core._handler import HandlerConfig
 from a2a_grpc.errors import A2AError
-from a2a_grpc.gateway.app import create_app
-from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from tests.conformance.agents import BareAgent, ConformanceAgent
 from tests.conformance.clients import Binding, GrpcBinding, JsonRpcBinding, RestBinding
 from tests.conformance.loopback import GrpcForwarder

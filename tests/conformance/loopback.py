@@ -4,7 +4,7 @@
 over a ``grpc.aio`` channel to the server's gRPC port — service parameters as
 metadata, the rich status of an error back through ``context.abort`` — the way
 grpc-gateway's endpoint mode or Envoy's transcoder sit in front of a gRPC
-server (design.md). Serving it with ``a2a_grpc.gateway.app.create_app`` proves that the
+server (design.md). Serving it with ``a2a_grpc.bindings._http.app.create_app`` proves that the
 in-process gateway and one going over the wire behave the same.
 """
 

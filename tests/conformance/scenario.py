@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from a2a_grpc.executor import text_part
+from a2a_grpc.core._executor import text_part
 from a2a_grpc.types import new_id, pb
 from tests.conformance.clients import Binding
 

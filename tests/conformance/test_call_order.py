@@ -42,7 +42,7 @@ REQUESTS: dict[str, ProtoMessage] = {
 }
 
 #: What the capability gate answers on the bare server, by RPC (the table in
-#: a2a_grpc.interceptors.REQUIRED_CAPABILITY); the other RPCs reach their operation.
+#: a2a_grpc.core._interceptors.REQUIRED_CAPABILITY); the other RPCs reach their operation.
 MISSING_CAPABILITY = {
     "SendStreamingMessage": "UNSUPPORTED_OPERATION",
     "SubscribeToTask": "UNSUPPORTED_OPERATION",

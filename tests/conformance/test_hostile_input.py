@@ -13,8 +13,8 @@ import pytest
 from google.protobuf import struct_pb2
 
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.protocol._validation import MAX_JSON_DEPTH
 from a2a_grpc.types import pb
-from a2a_grpc.validation import MAX_JSON_DEPTH
 from tests.conformance.scenario import send
 
 pytestmark = pytest.mark.asyncio(loop_scope="package")

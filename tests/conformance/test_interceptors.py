@@ -1,6 +1,6 @@
 """The server's own interceptors (``ServerConfig(interceptors=[...])``) run on
 every binding: one that records calls and one that rejects them, in the place
-a2a_grpc.interceptors documents (after the built-in steps, before the
+a2a_grpc.core._interceptors documents (after the built-in steps, before the
 operation; ``after`` in reverse order, once per call, streams included)."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import pytest
 import pytest_asyncio
 from google.protobuf.message import Message as ProtoMessage
 
-from a2a_grpc.agents.echo import EchoAgent
+from a2a_grpc.agents._echo import EchoAgent
 from a2a_grpc.context import CallContext
+from a2a_grpc.core._interceptors import CallInterceptor, Outcome
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.interceptors import CallInterceptor, Outcome
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.conformance.clients import Binding, collect, collect_with_error
 from tests.conformance.conftest import _binding

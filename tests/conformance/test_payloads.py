@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from a2a_grpc.executor import data_part, file_part, text_part
+from a2a_grpc.core._executor import data_part, file_part, text_part
 from a2a_grpc.types import pb
 from tests.conformance.clients import collect
 from tests.conformance.scenario import send

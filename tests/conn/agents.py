@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from a2a_grpc.agents.echo import EchoAgent
-from a2a_grpc.executor import ExecutorContext
+from a2a_grpc.agents._echo import EchoAgent
+from a2a_grpc.core._executor import ExecutorContext
 from a2a_grpc.types import Event
 
 

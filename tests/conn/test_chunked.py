@@ -13,7 +13,7 @@ import grpc
 import pytest
 
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.sql import SqlTaskStore
+from a2a_grpc.store._sql import SqlTaskStore
 from a2a_grpc.types import pb, pb_grpc
 from bench.chunked import ChunkAgent
 

@@ -14,9 +14,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from a2a_grpc.connlimits import HTTP_RESERVE, ConnectionLimits, auto_max_connections
+from a2a_grpc.bindings._connlimits import HTTP_RESERVE, ConnectionLimits, auto_max_connections
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from tests.core.agents import ScriptedAgent
 
 CARD = b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: t\r\n\r\n"

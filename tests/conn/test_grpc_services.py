@@ -14,9 +14,9 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2
 
-from a2a_grpc.reflection import V1_SERVICE_NAME, V1ALPHA_SERVICE_NAME
+from a2a_grpc.bindings._reflection import V1_SERVICE_NAME, V1ALPHA_SERVICE_NAME
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import SERVICE_NAME
 from tests.core.agents import ScriptedAgent
 from tests.core.test_cli_and_buf import HAVE_BUF, buf_curl

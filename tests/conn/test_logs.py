@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from a2a_grpc.gateway.connections import CLIENT_ERRORS_PER_MINUTE
+from a2a_grpc.bindings._http.connections import CLIENT_ERRORS_PER_MINUTE
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from tests.core.agents import ScriptedAgent
 from tests.ports import free_port
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from a2a_grpc import memtrim
+from a2a_grpc.core import _memtrim as memtrim
 
 
 async def test_release_after_large_tasks_only_and_rate_limited() -> None:

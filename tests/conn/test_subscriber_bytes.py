@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from a2a_grpc.core._events import EventBus
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.events import EventBus
 from a2a_grpc.types import pb
 
 

@@ -37,8 +37,8 @@ from collections.abc import AsyncIterator
 
 from google.protobuf import timestamp_pb2
 
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.types import Event, pb
 
 #: Text of the exception ``boom`` raises; it must never reach a client.
@@ -171,7 +171,7 @@ class ScriptedAgent(AgentExecutor):
 
 
 def _bad(ctx: ExecutorContext, kind: str) -> Event:
-    """An event that breaks the executor rules (a2a_grpc/executor.py)."""
+    """An event that breaks the executor rules (a2a_grpc/core/_executor.py)."""
     if kind == "other-task":
         ev = ctx.status(pb.TASK_STATE_COMPLETED)
         ev.task_id = "some-other-task"

@@ -15,11 +15,11 @@ from typing import Any
 import grpc
 import pytest
 
-from a2a_grpc.handler import HandlerConfig
+from a2a_grpc.core._handler import HandlerConfig
+from a2a_grpc.core.ports import TaskStore
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.base import TaskStore
-from a2a_grpc.store.memory import InMemoryTaskStore
-from a2a_grpc.store.sql import SqlTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
+from a2a_grpc.store._sql import SqlTaskStore
 from a2a_grpc.types import pb_grpc
 from tests.core.agents import ScriptedAgent
 from tests.core.helpers import VERSION_MD, RecordingPush

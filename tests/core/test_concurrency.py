@@ -9,8 +9,8 @@ import asyncio
 import grpc
 import pytest
 
+from a2a_grpc.core._handler import HandlerConfig
 from a2a_grpc.errors import ErrorCode
-from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
 from tests.core.agents import ScriptedAgent
 from tests.core.helpers import VERSION_MD, connect, error_of, msg, raises, read_all, state_of

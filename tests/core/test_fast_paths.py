@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from google.protobuf import message_factory
 
-from a2a_grpc import validation
 from a2a_grpc.context import CallContext
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
+from a2a_grpc.core._handler import RequestHandler
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
-from a2a_grpc.handler import RequestHandler
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.protocol import _validation as validation
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import new_id, new_task_id, now_timestamp, pb
 from tests.randmsg import fill
 

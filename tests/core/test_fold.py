@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from a2a_grpc.agents.echo import EchoAgent
+from a2a_grpc.agents._echo import EchoAgent
 from a2a_grpc.context import CallContext
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
-from a2a_grpc.handler import RequestHandler
-from a2a_grpc.store.memory import InMemoryTaskStore
-from a2a_grpc.store.sql import SqlTaskStore
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
+from a2a_grpc.core._handler import RequestHandler
+from a2a_grpc.store._memory import InMemoryTaskStore
+from a2a_grpc.store._sql import SqlTaskStore
 from a2a_grpc.types import pb
 
 _VERSION = (("a2a-version", "1.0"),)

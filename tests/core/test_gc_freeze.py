@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gc
 
-from a2a_grpc.agents.echo import EchoAgent
+from a2a_grpc.agents._echo import EchoAgent
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 
 
 async def test_freeze_gc_only_when_asked() -> None:

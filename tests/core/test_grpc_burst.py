@@ -11,7 +11,7 @@ import os
 import grpc
 
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb, pb_grpc
 from tests.core.agents import ScriptedAgent
 from tests.core.helpers import VERSION_MD, msg

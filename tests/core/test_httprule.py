@@ -1,12 +1,13 @@
-"""a2a_grpc.httprule without a transport: templates expanded from values and
+"""a2a_grpc.protocol._httprule without a transport: templates expanded from values and
 matched back, and requests split into path, body and query."""
 
 from __future__ import annotations
 
 import pytest
 
-from a2a_grpc import httprule, protojson
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.protocol import _httprule as httprule
+from a2a_grpc.protocol import protojson
 from a2a_grpc.types import pb
 
 SERVICE = pb.DESCRIPTOR.services_by_name["A2AService"]

@@ -11,18 +11,18 @@ import pytest
 from google.protobuf.message import Message as ProtoMessage
 from google.rpc import status_pb2
 
+from a2a_grpc.bindings._servicer import SERVICE, A2AServicer
 from a2a_grpc.context import CallContext
-from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.handler import HandlerConfig, RequestHandler
-from a2a_grpc.interceptors import (
+from a2a_grpc.core._handler import HandlerConfig, RequestHandler
+from a2a_grpc.core._interceptors import (
     REQUIRED_CAPABILITY,
     CallInterceptor,
     Capability,
     InterceptorChain,
     Outcome,
 )
-from a2a_grpc.servicer import SERVICE, A2AServicer
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.core.agents import ScriptedAgent
 

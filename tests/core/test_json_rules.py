@@ -8,7 +8,7 @@ import random
 import pytest
 from google.protobuf import struct_pb2
 
-from a2a_grpc.validation import MAX_JSON_DEPTH, _json_problem, _walk_json
+from a2a_grpc.protocol._validation import MAX_JSON_DEPTH, _json_problem, _walk_json
 from tests.randmsg import fill
 
 

@@ -198,7 +198,7 @@ async def test_terminal_is_final(stub, server) -> None:
     assert got.status.state == pb.TASK_STATE_COMPLETED
     # The store itself refuses a stale write (compare-and-swap).
     from a2a_grpc.context import Owner
-    from a2a_grpc.store.base import VersionConflictError
+    from a2a_grpc.core.ports import VersionConflictError
 
     stored = await server.store.get(got.id, Owner())
     assert stored is not None

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from a2a_grpc.core._handler import HandlerConfig
 from a2a_grpc.errors import ErrorCode
-from a2a_grpc.handler import HandlerConfig
 from a2a_grpc.types import pb
 from tests.core.helpers import VERSION_MD, RecordingPush, connect, msg, raises
 

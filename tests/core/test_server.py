@@ -15,7 +15,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from a2a_grpc.context import Owner
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.sql import SqlTaskStore
+from a2a_grpc.store._sql import SqlTaskStore
 from a2a_grpc.types import SERVICE_NAME, pb
 from tests.core.agents import ScriptedAgent
 from tests.core.helpers import VERSION_MD, RecordingPush, connect, msg, read_all, state_of

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import inspect
 
-from a2a_grpc.servicer import SERVICE, A2AServicer
+from a2a_grpc.bindings._servicer import SERVICE, A2AServicer
 
 
 def _rpc_methods() -> dict[str, object]:

@@ -11,10 +11,10 @@ import grpc
 import pytest
 
 from a2a_grpc.context import Owner
+from a2a_grpc.core._executor import AgentExecutor, Event, ExecutorContext
+from a2a_grpc.core.ports import StoredTask
 from a2a_grpc.errors import ErrorCode
-from a2a_grpc.executor import AgentExecutor, Event, ExecutorContext
-from a2a_grpc.store.base import StoredTask
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.core.agents import ScriptedAgent
 from tests.core.helpers import VERSION_MD, connect, msg, raises, read_all, state_of

@@ -27,8 +27,9 @@ from click.testing import CliRunner
 from google.protobuf import descriptor_pb2
 from grpc_tools import protoc
 
-from a2a_grpc.cli import main, proto_cmd
-from a2a_grpc.cli.proto_cmd import SCHEMA
+from a2a_grpc.cli import _proto_cmd as proto_cmd
+from a2a_grpc.cli import main
+from a2a_grpc.cli._proto_cmd import SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")

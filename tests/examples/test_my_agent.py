@@ -19,7 +19,7 @@ from google.protobuf import json_format
 from a2a_grpc.agents import load_agent
 from a2a_grpc.client import A2AClient
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 
 REPO = Path(__file__).resolve().parents[2]

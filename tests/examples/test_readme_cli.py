@@ -23,10 +23,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from a2a_grpc.agents.code_review import CodeReviewAgent
+from a2a_grpc.agents._code_review import CodeReviewAgent
 from a2a_grpc.cli import main
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")

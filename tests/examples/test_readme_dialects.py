@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from a2a_grpc.agents.code_review import CodeReviewAgent
+from a2a_grpc.agents._code_review import CodeReviewAgent
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from tests.examples.test_readme_cli import README, REPO, matches, normalise
 
 SECTION = "## Talking to older A2A clients and agents"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from a2a_grpc import protojson
+from a2a_grpc.protocol import protojson
 from a2a_grpc.types import pb
 from tests.randmsg import fill
 

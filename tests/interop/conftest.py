@@ -37,7 +37,7 @@ from aiohttp import web
 
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.interop.agents import InteropAgent
 
@@ -158,7 +158,7 @@ def our_server() -> Iterator[LiveServer]:
 @pytest.fixture(scope="session")
 def review_server() -> Iterator[LiveServer]:
     """Our server with the built-in ``code-review`` agent (the default of ``a2a-grpc serve``)."""
-    from a2a_grpc.agents.code_review import CodeReviewAgent
+    from a2a_grpc.agents._code_review import CodeReviewAgent
 
     yield from _serve(CodeReviewAgent())
 

@@ -33,12 +33,12 @@ class _World(threading.Thread):
         self.stopped: list[Any] = []
 
     async def _start(self) -> None:
-        from a2a_grpc.agents.code_review import CodeReviewAgent
-        from a2a_grpc.agents.orchestrator import OrchestratorAgent
-        from a2a_grpc.registry.client import RegistryClient
-        from a2a_grpc.registry.server import RegistryConfig, RegistryServer
+        from a2a_grpc.agents._code_review import CodeReviewAgent
+        from a2a_grpc.agents._orchestrator import OrchestratorAgent
+        from a2a_grpc.registry._client import RegistryClient
+        from a2a_grpc.registry._server import RegistryConfig, RegistryServer
         from a2a_grpc.server import A2AServer, ServerConfig
-        from a2a_grpc.store.memory import InMemoryTaskStore
+        from a2a_grpc.store._memory import InMemoryTaskStore
 
         registry = RegistryServer(RegistryConfig(grpc_port=0, http_port=0, allow_private=True))
         await registry.start()

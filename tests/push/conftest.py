@@ -20,8 +20,8 @@ from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
 
 from a2a_grpc.context import Owner
+from a2a_grpc.core.ports import OutboxEntry
 from a2a_grpc.store import InMemoryTaskStore, SqlTaskStore, TaskStore
-from a2a_grpc.store.base import OutboxEntry
 from a2a_grpc.types import new_id, now_timestamp, pb
 
 OWNER = Owner()

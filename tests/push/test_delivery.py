@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from a2a_grpc.push import PushDispatcher
-from a2a_grpc.push.dispatcher import _retry_after_seconds
+from a2a_grpc.push._dispatcher import _retry_after_seconds
 from a2a_grpc.store import TaskStore, open_store
 from a2a_grpc.types import pb
 from tests.push.conftest import OWNER, Receiver, add_config, emit, new_task
@@ -494,7 +494,7 @@ async def test_configs_of_any_tenant_and_user_are_delivered(
 
 @pytest.mark.parametrize("yields", [0, 1, 2, 3])
 async def test_stop_never_hangs_when_a_wake_lands_with_it(dispatchers: Factory, yields: int) -> None:
-    from a2a_grpc.store.memory import InMemoryTaskStore
+    from a2a_grpc.store._memory import InMemoryTaskStore
 
     for _ in range(10):
         d = dispatchers(InMemoryTaskStore(), poll_interval_seconds=5.0)

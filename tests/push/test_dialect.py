@@ -21,11 +21,11 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from a2a_grpc.client import A2AClient
+from a2a_grpc.core.ports import OutboxEntry, get_push_target, put_push_config
 from a2a_grpc.push import PushDispatcher
-from a2a_grpc.push.dispatcher import _body
+from a2a_grpc.push._dispatcher import _body
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store import InMemoryTaskStore, SqlTaskStore, TaskStore
-from a2a_grpc.store.base import OutboxEntry, get_push_target, put_push_config
 from a2a_grpc.types import pb
 from tests.push.conftest import OWNER, PG_URL, Receiver, add_config, new_task
 from tests.push.test_e2e import FAST, GatedAgent

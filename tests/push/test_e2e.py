@@ -16,8 +16,8 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from grpc_status import rpc_status
 
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store import TaskStore, open_store

@@ -10,8 +10,8 @@ import pytest
 
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.push import AddressPolicy, PushDispatcher
-from a2a_grpc.push.ssrf import blocked_reason
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.push._ssrf import blocked_reason
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 
 # A tiny DNS server: names -> addresses. Anything else does not resolve.
@@ -203,7 +203,7 @@ async def test_public_targets_pass(url: str) -> None:
     ],
 )
 async def test_allow_list_admits_trusted_targets(allow: tuple[str, ...], url: str) -> None:
-    from a2a_grpc.push.ssrf import split_allow
+    from a2a_grpc.push._ssrf import split_allow
 
     d = PushDispatcher(InMemoryTaskStore(), allow=split_allow(allow), getaddrinfo=fake_getaddrinfo)
     await d.check_config(config(url))

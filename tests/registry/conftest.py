@@ -13,13 +13,13 @@ import grpc
 import pytest
 from google.protobuf import message as _message
 
-from a2a_grpc import protojson
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
-from a2a_grpc.httprule import compile_service
-from a2a_grpc.registry.server import RegistryConfig, RegistryServer
-from a2a_grpc.registry.types import SERVICE, rpb_grpc
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
+from a2a_grpc.protocol import protojson
+from a2a_grpc.protocol._httprule import compile_service
+from a2a_grpc.registry._server import RegistryConfig, RegistryServer
+from a2a_grpc.registry._types import SERVICE, rpb_grpc
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import Event, pb
 
 BINDINGS = ("grpc", "jsonrpc", "rest")
@@ -107,7 +107,7 @@ class Caller:
                 await getattr(rpb_grpc.AgentRegistryServiceStub(self.channel), name)(request)
             )
         except grpc.aio.AioRpcError as exc:
-            from a2a_grpc.registry.client import _grpc_error
+            from a2a_grpc.registry._client import _grpc_error
 
             return {"error": _grpc_error(exc).code.reason}
 

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from a2a_grpc import protojson
+from a2a_grpc.bindings._http.card import CardEndpoint
 from a2a_grpc.errors import A2AError
-from a2a_grpc.gateway.card import CardEndpoint
-from a2a_grpc.registry.client import RegistryClient
-from a2a_grpc.registry.server import RegistryConfig, RegistryServer
-from a2a_grpc.registry.types import rpb
+from a2a_grpc.protocol import protojson
+from a2a_grpc.registry._client import RegistryClient
+from a2a_grpc.registry._server import RegistryConfig, RegistryServer
+from a2a_grpc.registry._types import rpb
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.ports import free_port
 from tests.registry.conftest import Done, card, skill, url_of

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from a2a_grpc.registry.server import RegistryServer
+from a2a_grpc.registry._server import RegistryServer
 from tests.registry.conftest import card, skill, url_of
 
 A2A = str(Path(sys.executable).parent / "a2a-grpc")

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from a2a_grpc.agents.orchestrator import OrchestratorAgent
+from a2a_grpc.agents._orchestrator import OrchestratorAgent
 from a2a_grpc.client import A2AClient
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext, data_part
 from a2a_grpc.errors import A2AError
-from a2a_grpc.executor import AgentExecutor, ExecutorContext, data_part
-from a2a_grpc.registry.client import RegistryClient
-from a2a_grpc.registry.server import RegistryServer
+from a2a_grpc.registry._client import RegistryClient
+from a2a_grpc.registry._server import RegistryServer
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import Event, pb
 from tests.registry.conftest import card, skill, url_of
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from a2a_grpc.registry.client import RegistryClient
-from a2a_grpc.registry.server import RegistryConfig, RegistryServer
-from a2a_grpc.registry.types import rpb
+from a2a_grpc.registry._client import RegistryClient
+from a2a_grpc.registry._server import RegistryConfig, RegistryServer
+from a2a_grpc.registry._types import rpb
 from tests.registry.conftest import BINDINGS, card, skill, url_of
 
 OUTPUT_ONLY_TIMES = ("registerTime", "cardUpdateTime", "lastSeenTime", "lastCheckTime")

@@ -14,13 +14,13 @@ from aiohttp import web
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from a2a_grpc import protojson
-from a2a_grpc.cardsign import CardSigner, TrustedKeys
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.registry.client import RegistryClient
-from a2a_grpc.registry.server import RegistryConfig, RegistryServer
+from a2a_grpc.protocol import protojson
+from a2a_grpc.protocol.cardsign import CardSigner, TrustedKeys
+from a2a_grpc.registry._client import RegistryClient
+from a2a_grpc.registry._server import RegistryConfig, RegistryServer
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from tests.registry.conftest import Done, card, skill, url_of
 
 

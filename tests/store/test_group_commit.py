@@ -2,7 +2,7 @@
 each caller still gets only its own outcome — a compare-and-swap miss or a
 taken id fails that caller alone, a database error in one write re-runs the
 others without it, and a failing COMMIT fails exactly the callers of that
-batch (see ``a2a_grpc.store.sql.batch``).
+batch (see ``a2a_grpc.store._sql.batch``).
 
 The failures are the databases' own: a trigger that raises inside one write's
 statement, and a deferred constraint that the database checks only at COMMIT.

@@ -21,7 +21,7 @@ from storekit import ALICE, BOB, COMPLETED, OTHER_TENANT, WORKING, make_sql_stor
 
 from a2a_grpc.context import Owner
 from a2a_grpc.store import ListQuery, SqlTaskStore, TaskExistsError, VersionConflictError
-from a2a_grpc.store.sql.raw import AsyncpgConnection
+from a2a_grpc.store._sql.raw import AsyncpgConnection
 
 pytestmark = pytest.mark.postgres
 

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import text
 from storekit import ALICE, BOB, COMPLETED, WORKING, make_sql_store, make_task, unique_prefix
 
+from a2a_grpc.protocol._taskupdate import apply_event
 from a2a_grpc.store import ListQuery, SqlTaskStore, TaskStore, VersionConflictError
-from a2a_grpc.taskupdate import apply_event
 from a2a_grpc.types import pb
 
 

@@ -367,7 +367,7 @@ async def test_sqlite_update_that_loses_at_commit_leaves_nothing(tmp_path: Path)
 async def test_terminal_task_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Finished tasks are read from memory, within a count and a byte budget;
     # whatever was evicted (or never kept: too large) still reads from the database.
-    from a2a_grpc.store.sql import caches
+    from a2a_grpc.store._sql import caches
 
     monkeypatch.setattr(caches, "TERMINAL_CACHE_SIZE", 3)
     monkeypatch.setattr(caches, "TERMINAL_CACHE_BYTES", 16 * 1024)

@@ -17,8 +17,8 @@ import pytest
 from storekit import make_sql_store, unique_prefix
 
 from a2a_grpc.context import CallContext
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
-from a2a_grpc.handler import RequestHandler
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
+from a2a_grpc.core._handler import RequestHandler
 from a2a_grpc.types import pb
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]

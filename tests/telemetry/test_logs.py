@@ -12,7 +12,7 @@ from a2a_grpc.client import A2AClient
 from a2a_grpc.errors import A2AError
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store import InMemoryTaskStore
-from a2a_grpc.telemetry.logs import ACCESS_LOGGER, ContextFilter, JsonFormatter, TextFormatter
+from a2a_grpc.telemetry._logs import ACCESS_LOGGER, ContextFilter, JsonFormatter, TextFormatter
 from tests.core.agents import ScriptedAgent
 from tests.telemetry.test_metrics import BINDINGS
 

@@ -243,8 +243,8 @@ async def test_outbox_depth_while_deliveries_wait_for_a_retry(receiver: Receiver
 
 
 async def test_subscriber_closed_for_lagging_is_counted() -> None:
-    from a2a_grpc.events import EventBus
-    from a2a_grpc.telemetry.metrics import Metrics
+    from a2a_grpc.core._events import EventBus
+    from a2a_grpc.telemetry._metrics import Metrics
 
     metrics = Metrics()
     bus = EventBus(buffer=2)

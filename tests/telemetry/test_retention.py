@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from a2a_grpc.context import Owner
+from a2a_grpc.core.ports import ListQuery, OutboxEntry
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store import InMemoryTaskStore, SqlTaskStore
-from a2a_grpc.store.base import ListQuery, OutboxEntry
-from a2a_grpc.store.retention import parse_duration, purge
+from a2a_grpc.store._retention import parse_duration, purge
 from a2a_grpc.types import pb
 from tests.core.agents import ScriptedAgent
 from tests.push.conftest import Receiver

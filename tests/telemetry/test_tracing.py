@@ -20,12 +20,12 @@ from opentelemetry.trace import SpanKind
 
 from a2a_grpc.client import A2AClient
 from a2a_grpc.context import Owner
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
+from a2a_grpc.core.ports import OutboxEntry
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store import InMemoryTaskStore, SqlTaskStore
-from a2a_grpc.store.base import OutboxEntry
 from a2a_grpc.types import Event, pb
 from tests.core.agents import ScriptedAgent
 from tests.push.conftest import Receiver

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner, Result
 from google.protobuf.message import Message
 
-from a2a_grpc.agents.echo import EchoAgent
+from a2a_grpc.agents._echo import EchoAgent
 from a2a_grpc.cli import main
 from a2a_grpc.context import CallContext
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from tests.tls.certs import Pki, make_pki
 
 

@@ -17,14 +17,14 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from google.protobuf import json_format
 
-from a2a_grpc.agents.echo import EchoAgent
-from a2a_grpc.cardsign import CardSigner, TrustedKeys, canonical_card, verify_card
+from a2a_grpc.agents._echo import EchoAgent
+from a2a_grpc.bindings.tls import ClientTLS, ServerTLS
 from a2a_grpc.client import A2AClient
-from a2a_grpc.client.card import fetch_card, parse_card
+from a2a_grpc.client._card import fetch_card, parse_card
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.protocol.cardsign import CardSigner, TrustedKeys, canonical_card, verify_card
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
-from a2a_grpc.tls import ClientTLS, ServerTLS
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 from tests.tls.certs import Pki
 from tests.tls.conftest import cli, running

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from a2a_grpc.agents.echo import EchoAgent
-from a2a_grpc.auth.mtls import MtlsAuthenticator
-from a2a_grpc.auth.policy import policy_from_mapping
+from a2a_grpc.agents._echo import EchoAgent
+from a2a_grpc.auth._mtls import MtlsAuthenticator
+from a2a_grpc.auth._policy import policy_from_mapping
+from a2a_grpc.bindings.tls import ClientTLS, PeerIdentity, ServerTLS
 from a2a_grpc.client import A2AClient
 from a2a_grpc.context import CallContext
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store.memory import InMemoryTaskStore
-from a2a_grpc.tls import ClientTLS, PeerIdentity, ServerTLS
+from a2a_grpc.store._memory import InMemoryTaskStore
 from tests.tls.certs import SPIFFE_ID, Pki
 from tests.tls.conftest import running
 

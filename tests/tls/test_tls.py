@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from a2a_grpc.bindings.tls import ClientTLS, PeerIdentity, ServerTLS
 from a2a_grpc.client import A2AClient
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.tls import ClientTLS, PeerIdentity, ServerTLS
 from tests.tls.certs import SPIFFE_ID, Pki
 from tests.tls.conftest import cli, running
 
@@ -173,9 +173,9 @@ async def test_grpcs_url_without_a_card(pki: Pki) -> None:
 
 
 async def test_server_refuses_an_unusable_tls_configuration(pki: Pki) -> None:
-    from a2a_grpc.agents.echo import EchoAgent
+    from a2a_grpc.agents._echo import EchoAgent
     from a2a_grpc.server import A2AServer, ServerConfig
-    from a2a_grpc.store.memory import InMemoryTaskStore
+    from a2a_grpc.store._memory import InMemoryTaskStore
 
     config = ServerConfig(grpc_port=0, http_port=0, tls=ServerTLS(pki.server_cert, pki.client_key))
     server = A2AServer(EchoAgent(), InMemoryTaskStore(), config)

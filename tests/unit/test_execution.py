@@ -1,4 +1,4 @@
-"""Executions (a2a_grpc.execution) and the drive loop (a2a_grpc.drive) without
+"""Executions (a2a_grpc.core._execution) and the drive loop (a2a_grpc.core._drive) without
 a server: busy tasks, interruption before the agent starts, shutdown, and a
 lost write race that keeps the other writer's change (memory store)."""
 
@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from a2a_grpc.context import CallContext, Owner
-from a2a_grpc.drive import Driver, TaskWriter
+from a2a_grpc.core._drive import Driver, TaskWriter
+from a2a_grpc.core._events import EventBus
+from a2a_grpc.core._execution import Execution, Executions
+from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.events import EventBus
-from a2a_grpc.execution import Execution, Executions
-from a2a_grpc.executor import AgentExecutor, ExecutorContext
-from a2a_grpc.store.memory import InMemoryTaskStore
+from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
 
 CALL = CallContext(method="/lf.a2a.v1.A2AService/SendMessage", protocol_version="1.0")

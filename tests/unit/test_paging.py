@@ -1,4 +1,4 @@
-"""Page tokens (a2a_grpc.paging): round trips, bound to their query, garbage refused."""
+"""Page tokens (a2a_grpc.protocol._paging): round trips, bound to their query, garbage refused."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import base64
 
 import pytest
 
-from a2a_grpc import paging
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.protocol import _paging as paging
 
 
 def test_a_task_token_round_trips_for_its_filters() -> None:

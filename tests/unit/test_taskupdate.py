@@ -1,4 +1,4 @@
-"""The pure task update (a2a_grpc.taskupdate): every merge and validation rule,
+"""The pure task update (a2a_grpc.protocol._taskupdate): every merge and validation rule,
 without a store, a loop or a socket."""
 
 from __future__ import annotations
@@ -7,7 +7,14 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.taskupdate import apply_event, check_event, direct_reply, open_task, received_at, status_event
+from a2a_grpc.protocol._taskupdate import (
+    apply_event,
+    check_event,
+    direct_reply,
+    open_task,
+    received_at,
+    status_event,
+)
 from a2a_grpc.types import pb
 
 T, C = "task-1", "ctx-1"

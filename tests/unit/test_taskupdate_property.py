@@ -12,7 +12,7 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from a2a_grpc.errors import A2AError, ErrorCode
-from a2a_grpc.taskupdate import TaskEvent, apply_event, open_task
+from a2a_grpc.protocol._taskupdate import TaskEvent, apply_event, open_task
 from a2a_grpc.types import is_terminal, pb
 
 T, C = "task-p", "ctx-p"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2a_grpc.typecache import TypeCache
+from a2a_grpc.protocol._typecache import TypeCache
 from a2a_grpc.types import pb
 
 

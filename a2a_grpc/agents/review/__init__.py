@@ -1,2 +1,0 @@
-"""Helpers of the built-in code-review agent (:mod:`a2a_grpc.agents.code_review`): rebuilding
-lintable sources from diff hunks, running ruff, the rule tables, and fetching diffs by URL."""
