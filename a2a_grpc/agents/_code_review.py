@@ -57,7 +57,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from google.protobuf import json_format
 from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
@@ -67,6 +66,7 @@ from a2a_grpc.agents._review.rebuild import Snippet, is_python_path, rebuild
 from a2a_grpc.agents._review.ruff_runner import RuffError, run_ruff
 from a2a_grpc.core._executor import AgentExecutor, ExecutorContext, data_part, text_part
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
+from a2a_grpc.protocol import protojson
 from a2a_grpc.types import Event, new_id, pb
 
 __all__ = ["ARTIFACT_NAME", "CHUNK_FINDINGS", "CodeReviewAgent", "build_card"]
@@ -441,7 +441,7 @@ def _read_message(message: pb.Message, *, field_path: str) -> _Request:
 
 
 def _read_data(part: pb.Part, where: str, req: _Request, *, options_only: bool = False) -> None:
-    value = json_format.MessageToDict(part.data)
+    value = protojson.json_value(part.data)
     if not isinstance(value, dict):
         raise A2AError.invalid_params(
             FieldViolation(f"{where}.data", 'must be an object like {"diff": "...", "focus": [...]}')

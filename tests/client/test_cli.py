@@ -282,3 +282,19 @@ def test_findings_data_shows_only_what_adds_something() -> None:
     unnamed = render("something else", value)
     assert unnamed.count("0 findings") == 2  # the table's title and the summary line
     assert "skipped: README.md (not a Python file)" in unnamed
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"name": "x"', "invalid JSON"),
+        ('{"name": "x", "capabilities": "streaming"}', "capabilities: must be a JSON object"),
+    ],
+)
+async def test_serve_names_what_is_wrong_with_the_extended_card(tmp_path: Path, text: str, said: str) -> None:
+    card = tmp_path / "extended.json"
+    card.write_text(text)
+    result = await cli(
+        "serve", "--agent", "echo", "--store", "memory", "--extended-card", str(card), "--grpc-port", "0"
+    )
+    assert result.exit_code == 1 and f"--extended-card {card}: {said}" in result.output, result.output

@@ -228,8 +228,8 @@ def to_dict(msg: message.Message) -> dict[str, Any]:
     described in :mod:`a2a_grpc.protocol.protojson`. A NaN or infinite number in a
     ``Value`` (which requests may not carry, but a task stored by an older
     version or written by an agent may) is written as ``null``. Raises
-    json_format's ``SerializeToJsonError`` for values ProtoJSON cannot write
-    (a Timestamp outside years 1–9999)."""
+    :data:`EncodeError` (json_format's ``SerializeToJsonError``) for values
+    ProtoJSON cannot write (a Timestamp outside years 1–9999)."""
     desc = msg.DESCRIPTOR
     if desc.full_name in OPAQUE:
         return delegated_to_dict(msg)

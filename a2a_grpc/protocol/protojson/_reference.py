@@ -44,6 +44,7 @@ from a2a_grpc.protocol.protojson._plan import (
 
 __all__ = [
     "CompilerGap",
+    "EncodeError",
     "delegated_parse",
     "delegated_to_dict",
     "encode_fallback",
@@ -56,6 +57,9 @@ __all__ = [
 
 M = TypeVar("M", bound=message.Message)
 
+#: What the encoders raise for a value ProtoJSON cannot write (json_format's
+#: own error: a Timestamp outside years 1-9999, a Duration out of range).
+EncodeError = json_format.SerializeToJsonError
 #: json_format's own limit on nested messages (``max_recursion_depth``).
 MAX_DEPTH = 100
 #: Strings json_format refuses (checked by hand: Python is not reliable about it).
@@ -224,9 +228,8 @@ def to_dict_reference(msg: message.Message) -> dict[str, Any]:
     """:func:`~a2a_grpc.protocol.protojson.to_dict` the slow way:
     ``json_format.MessageToDict`` and then the codec's fix-ups (REQUIRED
     defaults, millisecond timestamps, whole numbers in Struct/Value; NaN and
-    infinities in a Value as ``null``). Raises json_format's
-    ``SerializeToJsonError`` for values ProtoJSON cannot write (a Timestamp
-    outside years 1-9999)."""
+    infinities in a Value as ``null``). Raises :data:`EncodeError` for values
+    ProtoJSON cannot write (a Timestamp outside years 1-9999)."""
     out = _message_to_dict(msg)
     desc = msg.DESCRIPTOR
     if desc.full_name in OPAQUE:
