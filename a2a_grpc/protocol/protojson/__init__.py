@@ -3,8 +3,9 @@
 The gateway (JSON-RPC, HTTP+JSON, the Agent Card), the client, the CLI, push
 delivery, card signing and the agents all encode and decode A2A messages
 through this package: it is the one door to protobuf's ``json_format``, which
-nothing else in ``a2a_grpc`` imports (the tests use it as the independent
-oracle).
+nothing else in ``a2a_grpc`` imports but :mod:`a2a_grpc.protocol._pbcompat`
+(the few private helpers of json_format the codec takes its rules from). The
+tests use json_format as the independent oracle.
 
 Output (spec §5.5, §5.6.1, §5.7; design.md "empty-but-required JSON"):
 

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 from google.protobuf import message
-from google.protobuf.internal import type_checkers
 
+from a2a_grpc.protocol._pbcompat import shortest_float
 from a2a_grpc.protocol._typecache import TypeCache
 from a2a_grpc.protocol.protojson._plan import (
     FD,
@@ -119,7 +119,7 @@ def _float_conv(fd: Field) -> _Conv:
             return "Infinity"
         if value == _NEG_INF:
             return "-Infinity"
-        return type_checkers.ToShortestFloat(value) if single else value
+        return shortest_float(value) if single else value
 
     return conv
 
