@@ -5,7 +5,9 @@
 #   3. with the core dependencies only, Python code serves the echo agent and
 #      a client gets its answer (no click, rich, ruff or unidiff installed),
 #      and `a2a-grpc` says which extra the command line needs;
-#   4. with the cli extra, `a2a-grpc serve --agent echo --store memory` serves.
+#   4. with the tls extra (not the auth extra, which brings PyJWT too), an Agent
+#      Card is signed and verified (cardsign needs cryptography, rfc8785, PyJWT);
+#   5. with the cli extra, `a2a-grpc serve --agent echo --store memory` serves.
 # Used by .ci/run; needs PyPI (or a pip cache) for the fresh virtualenv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +26,7 @@ tops=$("$PY_BOOT" -c 'import sys, zipfile; print(" ".join(sorted({n.split("/")[0
 "$PY_BOOT" -m venv "$work/venv"
 "$work/venv/bin/pip" install -q --disable-pip-version-check "$wheel"
 cd "$work"  # away from the checkout: only the installed wheel is importable
-for absent in click rich ruff unidiff; do
+for absent in click rich ruff unidiff jwt rfc8785; do
   if "$work/venv/bin/python" -c "import $absent" 2>/dev/null; then
     echo "check-wheel: $absent was installed with the core dependencies"; exit 1
   fi
@@ -61,6 +63,24 @@ case "$hint" in
   *"a2a-grpc[cli]"*) ;;
   *) echo "check-wheel: without the cli extra, a2a-grpc said: $hint"; exit 1 ;;
 esac
+
+"$work/venv/bin/pip" install -q --disable-pip-version-check "$wheel[tls]"
+if "$work/venv/bin/python" -c "import tomlkit" 2>/dev/null; then
+  echo "check-wheel: the tls extra installed the auth extra's tomlkit"; exit 1
+fi
+"$work/venv/bin/python" - <<'PY'
+from cryptography.hazmat.primitives.asymmetric import ed25519
+
+from a2a_grpc.protocol.cardsign import CardSigner, TrustedKeys, verify_card
+from a2a_grpc.types import pb
+
+signer = CardSigner(ed25519.Ed25519PrivateKey.generate())
+trusted = TrustedKeys()
+trusted.add_jwks(signer.jwks())
+card = pb.AgentCard(name="wheel", description="a card", version="1")
+assert verify_card(signer.sign(card), trusted, require=True) == 1
+print("check-wheel: the tls extra signs and verifies an Agent Card")
+PY
 
 "$work/venv/bin/pip" install -q --disable-pip-version-check "$wheel[cli]"
 port=$("$work/venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

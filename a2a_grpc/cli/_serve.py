@@ -8,14 +8,12 @@ shown in ``--help``). Defaults bind 127.0.0.1 only: gRPC on 50051, HTTP on
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from google.protobuf import json_format
 
 from a2a_grpc.cli._cluster_opts import cluster_options
 from a2a_grpc.cli._conn_opts import connection_options
@@ -24,6 +22,8 @@ from a2a_grpc.cli._optgroup import option_group
 from a2a_grpc.cli._tls_opts import serve_tls_options
 from a2a_grpc.core._card import BINDINGS
 from a2a_grpc.core._handler import HandlerConfig
+from a2a_grpc.errors import A2AError
+from a2a_grpc.protocol import protojson
 from a2a_grpc.types import pb
 
 if TYPE_CHECKING:
@@ -437,9 +437,11 @@ def _load(
             store = open_store(store_url or _default_store())
         ext = None
         if extended_card is not None:
-            ext = json_format.Parse(extended_card.read_text(), pb.AgentCard(), ignore_unknown_fields=True)
-    except (ValueError, OSError, json_format.ParseError, json.JSONDecodeError) as exc:
+            ext = protojson.parse(protojson.loads(extended_card.read_text()), pb.AgentCard())
+    except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
+    except A2AError as exc:  # the extended card's JSON (PARSE_ERROR, INVALID_PARAMS)
+        raise click.ClickException(f"--extended-card {extended_card}: {exc.message}") from None
     return executor, order, store, ext
 
 
