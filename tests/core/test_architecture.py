@@ -88,7 +88,7 @@ EXTRA_HOMES = {
 PUBLIC_NAME_BUDGET = 150
 #: Where the count stands while the surface shrinks to the budget (a ratchet:
 #: lowered by each commit that trims it, never raised).
-PUBLIC_NAMES_NOW = 159
+PUBLIC_NAMES_NOW = 157
 
 #: Wrong arrows still on the way out, each removed by the commit that fixes it
 #: (every entry must still be a violation: see test_debts_are_real).
