@@ -135,11 +135,11 @@ async def _relay(
             async for event in stream:
                 seen(event)
                 await response.write(_line({"event": protojson.to_dict(event)}))
+        await response.write(_line({"end": True}))
     except A2AError as exc:
         await response.write(_line({"error": {"reason": exc.code.reason, "message": exc.message}}))
     except ConnectionResetError:  # the page went away
-        return response
-    await response.write(_line({"end": True}))
+        pass
     return response
 
 
