@@ -14,6 +14,7 @@ them (spec §8.4.3, :mod:`a2a_grpc.protocol.cardsign`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -56,6 +57,7 @@ class Agent:
         self.trusted = trusted
         self.timeout = timeout
         self._clients: OrderedDict[tuple[tuple[str, str], ...], A2AClient] = OrderedDict()
+        self._connecting = asyncio.Lock()  # one connect at a time: two would leak a client
 
     def _headers(self, request_headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
         if not self.forward:
@@ -66,22 +68,23 @@ class Agent:
         """The client for a browser request (connected on first use). Raises
         what :meth:`A2AClient.connect` raises (UNAVAILABLE, INVALID_AGENT_RESPONSE …)."""
         key = self._headers(request_headers)
-        client = self._clients.get(key)
-        if client is None:
-            client = await A2AClient.connect(
-                self.url(),
-                bindings=self.bindings,
-                timeout=self.timeout,
-                headers=dict(key),
-                tls=self.tls,
-                credentials=self.credentials,
-                trusted_keys=self.trusted,
-            )
-            self._clients[key] = client
-            while len(self._clients) > _MAX_CLIENTS:
-                await self._clients.popitem(last=False)[1].close()
-        self._clients.move_to_end(key)
-        return client
+        async with self._connecting:
+            client = self._clients.get(key)
+            if client is None:
+                client = await A2AClient.connect(
+                    self.url(),
+                    bindings=self.bindings,
+                    timeout=self.timeout,
+                    headers=dict(key),
+                    tls=self.tls,
+                    credentials=self.credentials,
+                    trusted_keys=self.trusted,
+                )
+                self._clients[key] = client
+                while len(self._clients) > _MAX_CLIENTS:
+                    await self._clients.popitem(last=False)[1].close()
+            self._clients.move_to_end(key)
+            return client
 
     async def forget(self, request_headers: Mapping[str, str]) -> None:
         """Drops the client of these headers (after UNAVAILABLE: reconnect next time)."""

@@ -79,6 +79,7 @@ export class Charts {
   }
 
   private async tick(): Promise<void> {
+    if (document.visibilityState !== 'visible') return; // a tab in the background reads nothing
     try {
       const data = await get('api/metrics');
       this.samples.push({ at: Date.now(), data });

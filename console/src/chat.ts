@@ -150,7 +150,8 @@ export class ChatView {
     this.update();
   }
 
-  /** Continues an existing task: shows its history, artifacts and status. */
+  /** Continues an existing task: shows its history, artifacts and status,
+   * and follows it live while it runs (SubscribeToTask). */
   async load(taskId: string): Promise<void> {
     this.reset();
     const { task } = await get(`api/tasks/${encodeURIComponent(taskId)}`);
@@ -162,6 +163,9 @@ export class ChatView {
     this.status(task.status, false);
     for (const art of task.artifacts ?? []) this.artifact({ artifact: art, append: false });
     this.update();
+    if (['submitted', 'working'].includes(this.state)) {
+      await this.follow(`api/tasks/${encodeURIComponent(task.id)}/subscribe`, { method: 'GET' });
+    }
   }
 
   private update(): void {
@@ -256,12 +260,6 @@ export class ChatView {
     this.attachments = [];
     this.renderChips();
     await this.follow('api/send', { method: 'POST', body: JSON.stringify({ message }) });
-  }
-
-  /** Follows a task's updates live (SubscribeToTask). */
-  async subscribe(taskId: string): Promise<void> {
-    await this.load(taskId);
-    await this.follow(`api/tasks/${encodeURIComponent(taskId)}/subscribe`, { method: 'GET' });
   }
 
   private async follow(path: string, init: RequestInit): Promise<void> {
