@@ -143,9 +143,9 @@ async def _relay(
     return response
 
 
-async def _single(call: Awaitable[pb.SendMessageResponse]) -> AsyncIterator[pb.StreamResponse]:
+async def _single(client: Any, message: pb.Message) -> AsyncIterator[pb.StreamResponse]:
     """SendMessage's answer as a one-event stream (an agent without streaming)."""
-    answer = await call
+    answer = await client.send_message(message, timeout=None)
     if answer.WhichOneof("payload") == "message":
         yield pb.StreamResponse(message=answer.message)
     else:
@@ -193,11 +193,7 @@ async def _send(request: web.Request, state: dict[str, Any]) -> Any:
         timelines.record(event)
 
     streaming = client.card is None or client.card.capabilities.streaming
-    events = (
-        client.send_streaming_message(message)
-        if streaming
-        else _single(client.send_message(message, timeout=None))
-    )
+    events = client.send_streaming_message(message) if streaming else _single(client, message)
     return await _relay(request, events, seen)
 
 

@@ -57,9 +57,11 @@ export function rowsTable(rows: Row[], title = ''): HTMLElement {
           h(
             'tr',
             null,
-            columns.map((c) =>
-              h('td', c === 'severity' ? { class: `sev sev-${cell(row[c]).toLowerCase()}` } : null, cell(row[c])),
-            ),
+            columns.map((c) => {
+              const text = cell(row[c]);
+              const content = /^https?:\/\//.test(text) ? h('a', { href: text, rel: 'noreferrer', target: '_blank' }, text) : text;
+              return h('td', c === 'severity' ? { class: `sev sev-${text.toLowerCase()}` } : null, content);
+            }),
           ),
         ),
       ),

@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from a2a_grpc.agents._code_review import CodeReviewAgent
+from a2a_grpc.agents._echo import EchoAgent
 from a2a_grpc.auth import load_policy
 from a2a_grpc.auth._apikeys import digest, new_secret
 from a2a_grpc.cli import main
@@ -28,6 +29,7 @@ from a2a_grpc.protocol.cardsign import CardSigner, TrustedKeys
 from a2a_grpc.registry._server import RegistryConfig, RegistryServer
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store._memory import InMemoryTaskStore
+from a2a_grpc.types import pb
 
 REPO = Path(__file__).resolve().parents[2]
 DIFF = (REPO / "examples" / "diffs" / "sql_injection.diff").read_bytes()
@@ -405,3 +407,19 @@ async def test_metrics_from_the_target(page: Path) -> None:
             assert sum(body["requests"].values()) >= 1
         async with console(url_of(server), page, metrics_url=None) as c:
             assert (await c.get("api/metrics"))[0] == 400
+
+
+async def test_an_agent_without_streaming_is_sent_send_message(page: Path) -> None:
+    echo = EchoAgent()
+    echo.card = pb.AgentCard()
+    echo.card.CopyFrom(EchoAgent().card)
+    echo.card.capabilities.streaming = False
+    server = A2AServer(echo, InMemoryTaskStore(), ServerConfig(grpc_port=0, http_port=0))
+    await server.start()
+    try:
+        async with console(url_of(server), page) as c:
+            events = await c.send([{"text": "hello"}])
+    finally:
+        await server.stop(0.2)
+    assert states(events) == ["COMPLETED"] and events[-1] == {"end": True}
+    assert events[0]["event"]["task"]["artifacts"][0]["parts"][0]["text"] == "hello"

@@ -17,6 +17,7 @@ import pytest
 from a2a_grpc.auth._apikeys import digest, new_secret
 
 HEADERS = {"X-A2A-Console": "1"}
+pytestmark = pytest.mark.slow  # a serve process per test
 PAGE = Path(__file__).resolve().parents[2] / "a2a_grpc" / "console" / "static" / "index.html"
 
 
