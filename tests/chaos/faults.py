@@ -1,6 +1,7 @@
 """Fault injection of a chaos run: one fault at a time, on a replica and at a
 moment chosen by the run's seeded random generator, each recorded as a
-:class:`~tests.chaos.invariants.Fault`:
+:class:`~tests.chaos.invariants.Fault` (and a line of ``faults.log`` in the
+run's directory):
 
 - ``kill``: ``kill -9``, down for 0.5–2 s, then started again under the same
   replica id;
@@ -15,9 +16,11 @@ moment chosen by the run's seeded random generator, each recorded as a
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 
 from tests.chaos.harness import ChaosCluster, ChaosReplica
 from tests.chaos.invariants import Fault, RunRecord
@@ -47,7 +50,7 @@ class Injector:
                 return
             kind = self.rng.choice(self.kinds)
             victim = self.rng.choice(self.cluster.replicas)
-            start = time.time()
+            start, pid = time.time(), victim.pid
             if kind == "kill":
                 await kill(self.cluster, victim, self.rng.uniform(0.5, 2.0))
             elif kind == "pause":
@@ -59,7 +62,10 @@ class Injector:
                 await partition(
                     victim, self.rng.uniform(2.0, 5.0), mode="delay", delay=self.rng.uniform(0.02, 0.2)
                 )
-            self.run.faults.append(Fault(kind, victim.name, start, time.time()))
+            fault = Fault(kind, victim.name, start, time.time())
+            self.run.faults.append(fault)
+            with (self.cluster.tmp / "faults.log").open("a") as out:
+                out.write(json.dumps({**asdict(fault), "pid": pid}) + "\n")
 
 
 async def kill(cluster: ChaosCluster, victim: ChaosReplica, down: float) -> None:

@@ -13,6 +13,9 @@ one kind per invariant:
 - ``stuck``: a task still SUBMITTED or WORKING once the run has settled;
 - ``slow_takeover``: a task whose replica was killed, paused or cut off, taken
   over (FAILED "execution lost") later than the takeover bound;
+- ``spurious_takeover``: a task taken over from a replica that had no fault
+  while it ran the task (it began after the replica's last fault ended): the
+  replica served, yet could not keep its lease;
 - ``double_execution``: one (task, message, step) executed twice (agent log),
   or one message begun by two executions;
 - ``step_after_end``: a step executed after its task had ended (elsewhere);
@@ -27,8 +30,8 @@ one kind per invariant:
 - ``subscriber_stuck``: a subscriber (with its resubscriptions) never saw the
   task terminal;
 - ``stream_order``: a subscriber saw chunks repeat or go backwards;
-- ``cancel_lost``: a CancelTask answered CANCELED (or answered another state),
-  yet the task did not end CANCELED;
+- ``cancel_lost``: a CancelTask answered CANCELED (or the terminal state the
+  task reached first) and the store has another, or it answered an active task;
 - ``cancel_failed``: no attempt of a cancel was answered, and the task did not end CANCELED.
 
 :func:`summary` prints one line with the counts.
@@ -69,6 +72,7 @@ KINDS = (
     "ack_changed",
     "stuck",
     "slow_takeover",
+    "spurious_takeover",
     "double_execution",
     "step_after_end",
     "stale_write",
@@ -86,6 +90,7 @@ ACTIVE = {pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING}
 #: Seconds a step may be logged after its task's end timestamp without
 #: counting (the timestamp is taken just before the terminal write).
 CLOCK_SLACK = 0.02
+_TERMINAL_NAMES = {"COMPLETED", "FAILED", "CANCELED", "REJECTED"}
 _LOST = re.compile(r"^execution lost: replica (\S+) stopped")
 _CHUNK = re.compile(r"^(\d+)@")
 
@@ -204,6 +209,8 @@ class RunRecord:
     pushes: list[PushExpectation] = field(default_factory=list)
     deliveries: list[Delivery] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    #: Seconds each phase of the run took (start, load, settle, collect).
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def check(run: RunRecord) -> list[Violation]:
@@ -242,28 +249,39 @@ def _stuck(run: RunRecord) -> Iterable[Violation]:
 
 
 def takeover_times(run: RunRecord) -> list[float]:
-    """Seconds from each fault (but a delay) to the FAILED write of every
-    task the faulted replica lost by it."""
+    """Seconds from each fault (but a delay; or from the execution's begin,
+    when it began during the fault) to the FAILED write of every task the
+    faulted replica lost by it."""
     return _takeovers(run)[0]
 
 
 def _takeovers(run: RunRecord) -> tuple[list[float], list[Violation]]:
     times: list[float] = []
-    slow: list[Violation] = []
+    found: list[Violation] = []
     faults = sorted((f for f in run.faults if f.kind != "delay"), key=lambda f: f.start)
+    began: dict[str, list[float]] = defaultdict(list)
+    for e in run.exec_log:
+        if e.what == "begin":
+            began[e.task].append(e.t)
     for final in run.finals.values():
         lost = _LOST.match(final.text) if final.state == pb.TASK_STATE_FAILED else None
         if lost is None:
             continue
-        before = [f for f in faults if f.replica == lost.group(1) and f.start <= final.ended_at]
-        if not before:
-            continue  # taken over without a fault of ours (the machine stalled): not a takeover we timed
-        took = final.ended_at - before[-1].start
+        replica = lost.group(1)
+        before = [f for f in faults if f.replica == replica and f.start <= final.ended_at]
+        # The execution lost: the last one begun before the task ended.
+        start = max((t for t in began.get(final.task_id, ()) if t <= final.ended_at), default=0.0)
+        if not before or before[-1].end < start:
+            detail = f"FAILED by another replica while {replica} ran it with no fault since {start:.3f}"
+            found.append(Violation("spurious_takeover", final.task_id, detail))
+            continue
+        fault = before[-1]
+        took = final.ended_at - max(fault.start, start)
         times.append(took)
         if took > run.bound:
-            detail = f"FAILED {took:.2f} s after the {before[-1].kind} of {lost.group(1)} (bound {run.bound:.2f} s)"
-            slow.append(Violation("slow_takeover", final.task_id, detail))
-    return times, slow
+            detail = f"FAILED {took:.2f} s after the {fault.kind} of {replica} (bound {run.bound:.2f} s)"
+            found.append(Violation("slow_takeover", final.task_id, detail))
+    return times, found
 
 
 def _executions(run: RunRecord) -> Iterable[Violation]:
@@ -377,19 +395,19 @@ def _subscribers(run: RunRecord) -> Iterable[Violation]:
 def _cancels(run: RunRecord) -> Iterable[Violation]:
     for c in run.cancels:
         final = run.finals.get(c.task_id)
-        state = final.state if final is not None else 0
+        state = state_name(final.state if final is not None else 0)
         answered = [o for _r, o in c.attempts if not o.startswith("error:")]
-        states = [o for o in answered if o != "not_cancelable"]
-        if any(o != state_name(pb.TASK_STATE_CANCELED) for o in states):
-            yield Violation("cancel_lost", c.task_id, f"CancelTask answered {states}")
-        elif states and state != pb.TASK_STATE_CANCELED:
-            yield Violation(
-                "cancel_lost", c.task_id, f"CancelTask answered CANCELED, the store has {state_name(state)}"
-            )
-        elif not answered and state != pb.TASK_STATE_CANCELED:
-            yield Violation(
-                "cancel_failed", c.task_id, f"attempts {c.attempts}; the store has {state_name(state)}"
-            )
+        for outcome in answered:
+            if outcome == "not_cancelable":
+                continue
+            if outcome not in _TERMINAL_NAMES:  # a cancel's answer is the task ended
+                yield Violation("cancel_lost", c.task_id, f"CancelTask answered a {outcome} task")
+            elif outcome != state:  # CANCELED; or the state the task reached first
+                yield Violation(
+                    "cancel_lost", c.task_id, f"CancelTask answered {outcome}, the store has {state}"
+                )
+        if not answered and state != "CANCELED":
+            yield Violation("cancel_failed", c.task_id, f"attempts {c.attempts}; the store has {state}")
 
 
 def summary(run: RunRecord, violations: list[Violation]) -> str:

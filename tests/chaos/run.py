@@ -51,8 +51,10 @@ async def run_chaos(
     """One run (see the module docstring); files (replica logs, the execution
     log) go to ``tmp``. Returns what it recorded and the violations found."""
     run = RunRecord(seed=seed, bus=bus, seconds=seconds)
+    began = time.monotonic()
     async with ChaosCluster(tmp, ttl=ttl, bus=bus, seed=seed, fail_rate=fail_rate) as cluster:
         run.bound = cluster.bound
+        run.timings["start"] = time.monotonic() - began
         until = time.monotonic() + seconds
         workload = Workload(cluster, run, seed, workers=workers)
         injector = Injector(cluster, run, seed, kinds=kinds)
@@ -61,14 +63,19 @@ async def run_chaos(
         for r in cluster.replicas:  # whatever a failed restart left down
             if not r.alive:
                 await asyncio.to_thread(r.start)
+        workload.stopping = True
         try:
             await asyncio.wait_for(asyncio.shield(load), 150)
         except TimeoutError:
-            workload.stopping = True
             load.cancel()
+        run.timings["load"] = time.monotonic() - began - run.timings["start"]
+        mark = time.monotonic()
         await cluster.settle(cluster.bound * 2 + 30)
         await asyncio.sleep(2.0)  # a late re-send of a push would arrive by now
+        run.timings["settle"] = time.monotonic() - mark
+        mark = time.monotonic()
         await cluster.collect(run)
+        run.timings["collect"] = time.monotonic() - mark
     return run, check(run)
 
 
@@ -103,6 +110,7 @@ async def _main(args: argparse.Namespace) -> int:
         print(summary(run, violations), flush=True)
         errors = ", ".join(f"{k}={n}" for k, n in run.errors.most_common(12))
         print(f"  errors: {errors or 'none'}", flush=True)
+        print("  timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in run.timings.items()), flush=True)
         for v in violations[: args.show]:
             print(f"  {v}", flush=True)
         if len(violations) > args.show:

@@ -103,6 +103,10 @@ def _slow_takeover(run: RunRecord) -> None:
     _final(run, B, ended_at=201.0 + run.bound + 1.0)
 
 
+def _spurious_takeover(run: RunRecord) -> None:
+    run.faults = [Fault("kill", "r2", 190.0, 191.0)]  # over before B began
+
+
 def _double_execution(run: RunRecord) -> None:
     run.exec_log.append(ExecEntry(100.45, "step", A, "m-a", "r3", 12, 1))
 
@@ -143,6 +147,10 @@ def _cancel_lost(run: RunRecord) -> None:
     _final(run, C, state=COMPLETED)
 
 
+def _cancel_answered_active(run: RunRecord) -> None:
+    run.cancels[0].attempts = [("r1", "WORKING")]
+
+
 def _cancel_failed(run: RunRecord) -> None:
     _final(run, C, state=COMPLETED)
     run.cancels[0].attempts = [("r1", "error:UNAVAILABLE"), ("r2", "error:DEADLINE_EXCEEDED")]
@@ -153,6 +161,7 @@ CASES: dict[str, Callable[[RunRecord], None]] = {
     "ack_changed": _ack_changed,
     "stuck": _stuck,
     "slow_takeover": _slow_takeover,
+    "spurious_takeover": _spurious_takeover,
     "double_execution": _double_execution,
     "step_after_end": _step_after_end,
     "stale_write": _stale_write,
@@ -194,10 +203,31 @@ def test_stored_chunk_of_a_step_run_after_the_end_is_a_stale_write() -> None:
     assert {v.kind for v in check(run)} == {"stale_write", "step_after_end"}
 
 
-def test_a_takeover_without_a_fault_is_not_timed() -> None:
+def test_a_takeover_without_a_fault_is_spurious() -> None:
     run = clean()
     run.faults = []
-    assert takeover_times(run) == [] and check(run) == []
+    assert takeover_times(run) == []
+    assert [v.kind for v in check(run)] == ["spurious_takeover"]
+
+
+def test_an_execution_begun_during_the_fault_is_timed_from_its_begin() -> None:
+    run = clean()
+    run.faults = [Fault("partition", "r2", 199.0, 202.0)]
+    assert takeover_times(run) == [3.0] and check(run) == []
+
+
+def test_a_cancel_answered_with_an_active_task_is_lost() -> None:
+    run = clean()
+    _cancel_answered_active(run)
+    assert [v.kind for v in check(run)] == ["cancel_lost"]
+
+
+def test_a_cancel_that_lost_the_race_to_the_end_takes() -> None:
+    """The task completed first and CancelTask answered it so: no violation."""
+    run = clean()
+    _final(run, C, state=COMPLETED)
+    run.cancels[0].attempts = [("r2", "error:UNAVAILABLE"), ("r1", "COMPLETED")]
+    assert check(run) == []
 
 
 def test_summary_counts() -> None:

@@ -209,14 +209,16 @@ class Workload:
         await asyncio.sleep(rng.uniform(0.2, 1.5))
         record = CancelRecord(task.id, time.time())
         self.run.cancels.append(record)
-        other = runner
-        for _ in range(3):
-            other = self._pick(rng, other_than=other)
+        other = self._pick(rng, other_than=runner)
+        for _ in range(4):
             outcome = await self._cancel_on(other, rng, task.id)
             record.attempts.append((other.name, outcome))
             if not outcome.startswith("error:"):
                 return
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(0.5)
+            # Retried elsewhere, as a client behind a load balancer would be.
+            healthy = [r for r in self.cluster.healthy() if r is not other]
+            other = rng.choice(healthy) if healthy else self._pick(rng, other_than=other)
 
     async def _cancel_on(self, replica: ChaosReplica, rng: random.Random, task_id: str) -> str:
         try:
