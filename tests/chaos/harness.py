@@ -233,6 +233,9 @@ class ChaosCluster:
                 replica.http, bindings=(binding,), timeout=5.0, connect_timeout=3.0
             )
             client.timeout = timeout
+            if key in self._clients:  # another caller connected meanwhile
+                await client.close()
+                return self._clients[key]
             self._clients[key] = client
         return client
 

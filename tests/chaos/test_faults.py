@@ -75,6 +75,7 @@ def _ended_at(task: pb.Task) -> float:
 # --------------------------------------------------------------------- 1
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 1: after its PostgreSQL connections were black-holed for 35 s the replica is SERVING "
     "again ~5 s after the heal, yet every SendMessage on it times out (the pooled connections wait "
     "forever for answers that were lost)",
@@ -109,6 +110,7 @@ async def test_fault1_replica_works_after_a_partition_heals(tmp_path: Path) -> N
 # --------------------------------------------------------------------- 2
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 2: a webhook registered on another replica than the one running the task never fires",
 )
 async def test_fault2_webhook_set_on_another_replica_fires(tmp_path: Path) -> None:
@@ -131,6 +133,7 @@ async def test_fault2_webhook_set_on_another_replica_fires(tmp_path: Path) -> No
 # --------------------------------------------------------------------- 3
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason='fault 3: replicas started together on a fresh database crash (relation "a2a_lease_epoch" '
     "already exists: each creates the schema)",
 )
@@ -156,6 +159,7 @@ async def test_fault3_replicas_started_together_on_a_fresh_database(tmp_path: Pa
 # --------------------------------------------------------------------- 4
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 4: the push-claim holder paused beyond the 60 s claim re-sends, once resumed, the rows "
     "it read before the pause: duplicates, and the webhook gets WORKING after COMPLETED",
 )
@@ -190,6 +194,7 @@ async def test_fault4_paused_claim_holder_sends_nothing_stale(tmp_path: Path) ->
 # --------------------------------------------------------------------- 5
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 5: with the default --lease-ttl 10 a killed replica's task is taken over after ~10-13 s "
     "(target: within 4 s by default)",
 )
@@ -211,6 +216,7 @@ async def test_fault5_takeover_within_4_s_by_default(tmp_path: Path) -> None:
 # --------------------------------------------------------------------- 6
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 6: restarted under the same --replica-id, the replica's new LISTEN session is ended "
     "by the peer that takes its old leases over; a cancel sent meanwhile is lost (forced after the "
     "grace, and the agent runs on)",
@@ -279,6 +285,7 @@ _PORTS = re.compile(r"sharing gRPC port (\d+), HTTP port (\d+)")
 
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 7: with --workers 2, a restarted worker receives no traffic from the gRPC clients that "
     "were connected before (their connections moved to the surviving worker and stay there)",
 )
@@ -299,6 +306,8 @@ async def test_fault7_restarted_worker_gets_traffic(tmp_path: Path) -> None:
                 await client.send_message("steps=1 delay=0")
                 clients.append(client)
             os.kill(pids["wk-w1"], signal.SIGKILL)
+            for client in clients:  # busy clients: those of w1 reconnect (to w2) at once
+                await _one_call(client)
             await asyncio.to_thread(_wait_workers, log, proc, 3)
             await asyncio.sleep(1.0)
             sends = [clients[i % len(clients)].send_message("steps=1 delay=0", timeout=15) for i in range(24)]
@@ -314,6 +323,18 @@ async def test_fault7_restarted_worker_gets_traffic(tmp_path: Path) -> None:
         served = {e.task: e.replica for e in read_exec_log(c.exec_log) if e.what == "begin"}
     by = {r: sum(1 for t in ids if served.get(t) == r) for r in sorted(set(served.values()))}
     assert by.get("wk-w1.1", 0) > 0, f"calls per worker after the restart: {by}"
+
+
+async def _one_call(client: A2AClient) -> None:
+    """A quick task; a call lost with the killed worker's connection is sent again."""
+    for attempt in range(3):
+        try:
+            await client.send_message("steps=1 delay=0", timeout=15)
+            return
+        except A2AError:
+            if attempt == 2:
+                raise
+            await asyncio.sleep(0.2)
 
 
 def _start_workers(c: ChaosCluster, log: Path) -> subprocess.Popen[bytes]:
@@ -351,6 +372,7 @@ def _wait_workers(log: Path, proc: subprocess.Popen[bytes], serving: int, timeou
 # --------------------------------------------------------------------- 8
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 8: a replica frozen past its lease runs one more agent step after SIGCONT, for a task "
     "another replica already ended FAILED",
 )
@@ -392,6 +414,7 @@ async def _outage(c: ChaosCluster) -> ChaosReplica:
 
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 9: with the database down SendMessage answers INTERNAL (the agent failed: "
     "ConnectionRefusedError), not UNAVAILABLE",
 )
@@ -412,16 +435,19 @@ async def test_fault9_database_down_answers_unavailable(tmp_path: Path) -> None:
 
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 9: with the database down the push dispatcher logs a traceback every second, no backoff",
 )
 @pytest.mark.timeout(120)
 async def test_fault9_database_down_push_dispatcher_backs_off(tmp_path: Path) -> None:
     async with ChaosCluster(tmp_path, replicas=1) as c:
         r1 = await _outage(c)
-        before = r1.log.read_text(errors="replace").count("Traceback")
+        before = r1.log.read_text(errors="replace")
         await asyncio.sleep(12)
-        tracebacks = r1.log.read_text(errors="replace").count("Traceback") - before
-    assert tracebacks <= 4, f"{tracebacks} tracebacks in 12 s of outage"
+        during = r1.log.read_text(errors="replace")[len(before) :]
+    push = len(re.findall(r"(?:WARNING|ERROR) a2a_grpc\.push: ", during))
+    tracebacks = during.count("Traceback")
+    assert push <= 4, f"{push} push-dispatcher complaints in 12 s of outage ({tracebacks} tracebacks in all)"
 
 
 READINESS = ("/readyz", "/ready", "/healthz", "/health")
@@ -429,6 +455,7 @@ READINESS = ("/readyz", "/ready", "/healthz", "/health")
 
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 9: there is no HTTP readiness endpoint (503 while the database is down, 200 once it is back)",
 )
 @pytest.mark.timeout(120)
@@ -461,6 +488,7 @@ async def _status(http: aiohttp.ClientSession, url: str) -> int:
 # -------------------------------------------------------------------- 10
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="fault 10: the webhook given with SendMessage is stored in a second write after the task: "
     "killed between the two, the task stays without it and its end is never pushed",
 )
@@ -517,7 +545,9 @@ async def _latencies(c: ChaosCluster, tasks: int, chunks: int) -> list[float]:
 
 @pytest.mark.xfail(
     strict=False,
-    reason="fault 11: the Redis bus misses the 10 ms p99 cross-replica latency that the PostgreSQL bus meets",
+    raises=AssertionError,
+    reason="fault 11: the Redis bus misses the 10 ms p99 cross-replica latency that the PostgreSQL bus "
+    "meets (on a loaded machine both miss it: then Redis must stay within 1.5x of PostgreSQL's p99)",
 )
 @pytest.mark.timeout(180)
 async def test_fault11_redis_bus_latency_matches_postgresql(tmp_path: Path) -> None:
@@ -526,7 +556,7 @@ async def test_fault11_redis_bus_latency_matches_postgresql(tmp_path: Path) -> N
     p99 = {}
     for bus in ("postgresql", "redis"):
         async with ChaosCluster(tmp_path / bus, replicas=2, bus=bus, push=False, proxied=False) as c:
-            values = await _latencies(c, 3, 60)
+            values = await _latencies(c, 5, 100)
         p99[bus] = statistics.quantiles(values, n=100)[98]
     # On a loaded machine neither may meet 10 ms: then Redis must be no worse than 1.5x PostgreSQL.
     assert p99["redis"] < max(10.0, 1.5 * p99["postgresql"]), {k: f"{v:.1f} ms" for k, v in p99.items()}

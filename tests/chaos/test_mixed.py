@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.chaos, pytest.mark.postgres, pytest.mark.timeout(SECON
 
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="faults 1, 2 and 8 show up in the mixed run today: after a black hole a replica serves but "
     "cannot keep its leases (spurious and slow takeovers), webhooks set on another replica never fire "
     "(push_missing), a paused replica's agent steps after its task ended (step_after_end)",
