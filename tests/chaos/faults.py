@@ -10,7 +10,9 @@ run's directory):
 - ``partition``: the replica's PostgreSQL proxy black-holes (what is sent is
   lost, the connections stay open) for 0.5–3 TTLs;
 - ``stall``: the proxy holds everything for 0.5–3 TTLs, then lets it through;
-- ``delay``: the proxy adds 20–200 ms to every chunk, for 2–5 s.
+- ``delay``: the proxy adds 5–50 ms to every chunk (each way), for 2–5 s: a
+  slow link, not an outage, so no lease may be lost to it (at 200 ms a write
+  of five round trips takes 2 s, a lease TTL: every lease is lost).
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class Injector:
                 await partition(victim, self.rng.uniform(0.5, 3.0) * ttl, mode=mode)
             else:
                 await partition(
-                    victim, self.rng.uniform(2.0, 5.0), mode="delay", delay=self.rng.uniform(0.02, 0.2)
+                    victim, self.rng.uniform(2.0, 5.0), mode="delay", delay=self.rng.uniform(0.005, 0.05)
                 )
             fault = Fault(kind, victim.name, start, time.time())
             self.run.faults.append(fault)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tests.chaos.faults import KINDS, Injector
 from tests.chaos.harness import ChaosCluster
-from tests.chaos.invariants import RunRecord, Violation, check, summary
+from tests.chaos.invariants import RunRecord, Violation, check, spurious_takeovers, summary
 from tests.chaos.workload import Workload
 
 __all__ = ["DEFAULT_SEED", "run_chaos", "seed_from_env"]
@@ -115,6 +115,8 @@ async def _main(args: argparse.Namespace) -> int:
             print(f"  {v}", flush=True)
         if len(violations) > args.show:
             print(f"  … {len(violations) - args.show} more", flush=True)
+        for v in spurious_takeovers(run)[:5]:
+            print(f"  (not a violation) {v}", flush=True)
         print(f"  logs: {tmp}", flush=True)
         failed += bool(violations)
     return 1 if failed else 0
