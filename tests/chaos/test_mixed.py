@@ -2,7 +2,8 @@
 Redis Streams): three replicas, the mixed workload, kill -9 / SIGSTOP /
 partition / delay faults, then every invariant checked; it prints its
 summary line. ``$CHAOS_SECONDS`` (default 40) is the budget of the two runs
-together (CI gives it 300 or more); ``$CHAOS_SEED`` the seed."""
+together (CI gives it 300 or more); ``$CHAOS_SEED`` the seed; ``$CHAOS_KEEP`` a
+directory to keep the replica logs, the execution log and faults.log in."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ pytestmark = [pytest.mark.chaos, pytest.mark.postgres, pytest.mark.timeout(SECON
 async def test_mixed_chaos(bus: str, seed: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if bus == "redis" and (reason := redis_skip_reason()):
         pytest.skip(reason)
-    run, violations = await run_chaos(tmp_path, seed=seed, seconds=SECONDS / len(BUSES), bus=bus)
+    logs = Path(os.environ["CHAOS_KEEP"]) / bus if os.environ.get("CHAOS_KEEP") else tmp_path
+    run, violations = await run_chaos(logs, seed=seed, seconds=SECONDS / len(BUSES), bus=bus)
     line = summary(run, violations)
     with capsys.disabled():
         print(f"\n{line}")
