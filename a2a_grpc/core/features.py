@@ -11,17 +11,18 @@ implements only what it needs. The root reads them in this order:
 1. :attr:`~Feature.observer` — the root combines the features' observers
    into one and passes it into the constructors of the event bus, the task
    writer and the executions (and to the push dispatcher when it starts);
-2. :meth:`~Feature.wrap_store` — wraps the store the handler uses (metrics time it);
-3. :meth:`~Feature.new_event_bus`, :meth:`~Feature.new_executions` —
+2. :meth:`~Feature.card_decorators` — pure ``card -> card`` functions
+   applied, in feature order, to the agent's card and to the extended card;
+3. :meth:`~Feature.wrap_store` — wraps the store the handler uses (metrics time it);
+4. :meth:`~Feature.new_event_bus`, :meth:`~Feature.new_executions` —
    factories: the first feature that returns one provides it (cluster mode's
    bus and leased executions), else the core's are built;
    :attr:`~Feature.execution_time_limit` bounds every execution;
-4. :meth:`~Feature.card_decorators` — pure ``card -> card`` functions
-   applied, in feature order, to the agent's card and to the extended card;
-5. :meth:`~Feature.interceptors` — call interceptors by slot (:data:`SLOTS`);
-6. :meth:`~Feature.push_bodies`, :meth:`~Feature.http_mounts`,
-   :meth:`~Feature.grpc_services` — what the feature adds to push delivery
-   and to the two transports (typed loosely: the core imports no transport);
+5. :meth:`~Feature.push_bodies`, then :meth:`~Feature.interceptors` — call
+   interceptors by slot (:data:`SLOTS`);
+6. :meth:`~Feature.grpc_services`, :meth:`~Feature.http_mounts` — what the
+   feature adds to the two transports (typed loosely: the core imports no
+   transport);
 7. :meth:`~Feature.start` / :meth:`~Feature.stop` — run by the root in
    feature order, stopped in reverse (an ``AsyncExitStack``).
 
