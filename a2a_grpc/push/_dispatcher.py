@@ -64,7 +64,6 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import aiohttp
-from google.protobuf.json_format import Error as JsonFormatError
 from google.protobuf.message import DecodeError
 
 from a2a_grpc.core.hooks import NO_OBSERVER, Observer
@@ -463,7 +462,7 @@ class PushDispatcher:
         host = target.host
         try:
             content_type, body = _body(rec.entry.payload, dialect, self._bodies)
-        except (DecodeError, ValueError, JsonFormatError, A2AError) as err:
+        except (DecodeError, ValueError, protojson.EncodeError, A2AError) as err:
             return self._dead(f"the stored event cannot be encoded: {err}"), host
         headers = {"Content-Type": content_type, NOTIFICATION_ID_HEADER: rec.entry.event_id}
         if config.HasField("authentication") and config.authentication.scheme:
