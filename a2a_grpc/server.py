@@ -1,9 +1,17 @@
 """A2AServer: the gRPC server and the HTTP gateway in one process and loop.
 
-``grpc.aio`` serves ``lf.a2a.v1.A2AService`` natively (with server reflection
-and ``grpc.health.v1``), and an aiohttp application serves JSON-RPC 2.0,
-HTTP+JSON and the Agent Card by calling the *same* servicer object in process
-(design.md). Shutdown is graceful: health turns NOT_SERVING, new calls are
+This module is the one composition root. :func:`assemble` builds, from a
+:class:`ServerConfig` and the :class:`~a2a_grpc.core.features.Feature` objects
+it turns the config into, the whole object graph that runs — store, event
+bus, task writer, executions, handler, interceptor chain, servicer, gRPC
+services and HTTP mounts — top to bottom, each part given what it needs in
+its constructor: nothing is wired afterwards by reaching into a built object.
+:class:`A2AServer` starts the features in order (an ``AsyncExitStack``, so
+they stop in reverse), then binds the ports: ``grpc.aio`` serves
+``lf.a2a.v1.A2AService`` natively (with server reflection and
+``grpc.health.v1``), and an aiohttp application serves JSON-RPC 2.0,
+HTTP+JSON and the Agent Card by calling the *same* servicer object in
+process. Shutdown is graceful: health turns NOT_SERVING, new calls are
 refused, in-flight calls get ``grace_seconds`` to finish.
 """
 
@@ -11,12 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import inspect
 import logging
 import signal
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,22 +36,26 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from a2a_grpc.bindings._connlimits import ConnectionLimits, bind_error, grpc_options
 from a2a_grpc.bindings._health import HealthServicer
 from a2a_grpc.bindings._reflection import enable_reflection
-from a2a_grpc.bindings._servicer import A2AServicer, abort
-from a2a_grpc.core._card import BINDINGS, PROTOCOL_VERSION, build_card
+from a2a_grpc.bindings._servicer import SERVICE, A2AServicer, abort, builtin_interceptors
+from a2a_grpc.core._card import BINDINGS, PROTOCOL_VERSION, ServedCard, capabilities, decorate, interfaces
+from a2a_grpc.core._drive import Driver, TaskWriter
+from a2a_grpc.core._events import EventBus
+from a2a_grpc.core._execution import Executions
 from a2a_grpc.core._executor import AgentExecutor
-from a2a_grpc.core._handler import HandlerConfig, PushSink, RequestHandler
-from a2a_grpc.core._interceptors import CallInterceptor
+from a2a_grpc.core._handler import HandlerConfig, PushSink, RequestHandler, push_wake
+from a2a_grpc.core._interceptors import CallInterceptor, InterceptorChain
+from a2a_grpc.core.features import SLOTS, Feature, GrpcService, Kernel
+from a2a_grpc.core.hooks import NO_OBSERVER, Observer, Observers
 from a2a_grpc.core.ports import Store
-from a2a_grpc.dialects._v03grpc import SERVICE as V03_SERVICE
-from a2a_grpc.dialects._v03grpc import V03Servicer, abort_v03
 from a2a_grpc.errors import A2AError, FieldViolation
-from a2a_grpc.types import SERVICE_NAME, pb, pb_grpc
+from a2a_grpc.store._health import HealthGate
+from a2a_grpc.types import pb, pb_grpc
 
 if TYPE_CHECKING:
     from a2a_grpc.auth._audit import AuditLog
     from a2a_grpc.auth._policy import AuthPolicy
     from a2a_grpc.bindings.tls import ServerTLS
-    from a2a_grpc.cluster._leases import Cluster, ClusterConfig
+    from a2a_grpc.cluster._leases import ClusterConfig
     from a2a_grpc.protocol.cardsign import CardSigner
 
 __all__ = ["A2AServer", "ServerConfig", "run_loop", "serve"]
@@ -69,9 +82,13 @@ class ServerConfig:
     transports (bytes). ``grace_seconds``: shutdown grace period.
     ``interceptors``: the server's own :class:`~a2a_grpc.core._interceptors.
     CallInterceptor` steps, run on every RPC of every binding after the
-    built-in ones (version, extensions, validation, capability gate), in list
-    order, just before the operation; their ``after`` in reverse order (see
-    :mod:`a2a_grpc.core._interceptors` and docs/interceptors.md).
+    built-in ones (version, extensions, validation, capability gate) and the
+    authorization slot, in list order, just before the operation; their
+    ``after`` in reverse order (see :mod:`a2a_grpc.core._interceptors` and
+    docs/interceptors.md). ``features``: the embedder's own
+    :class:`~a2a_grpc.core.features.Feature` objects, read after the
+    built-in ones (their interceptors after the built-in features' in each
+    slot; started after them, stopped before them).
     ``metrics``: Prometheus metrics (extra ``[metrics]``) at ``GET /metrics``
     on the HTTP port, or only on ``metrics_port`` when that is set (0: any
     free port, read back from ``A2AServer.metrics_port``); see
@@ -146,6 +163,269 @@ class ServerConfig:
     #: Bind both ports with SO_REUSEPORT, so several processes share them
     #: (``a2a-grpc serve --workers N``; a2a_grpc.cluster._workers).
     reuse_port: bool = False
+    features: Sequence[Feature] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Assembly:
+    """What :func:`assemble` built: the ``features`` in start order, the
+    ``kernel`` (handler, bus, writer, executions, observer, ...), the public
+    card as served (``cards``), the ``servicer`` with its chain, the gRPC
+    ``services`` (``lf.a2a.v1.A2AService`` first) and the gateway's ``mounts``."""
+
+    features: tuple[Feature, ...]
+    kernel: Kernel
+    cards: ServedCard
+    servicer: A2AServicer
+    services: tuple[GrpcService, ...]
+    mounts: tuple[Callable[[Any], None], ...]
+
+
+def assemble(
+    executor: AgentExecutor,
+    store: Store,
+    config: ServerConfig,
+    *,
+    push: PushSink | None = None,
+    extended_card: pb.AgentCard | None = None,
+    health: HealthGate | None = None,
+) -> Assembly:
+    """The object graph a server of ``executor`` on ``store`` runs, from
+    ``config`` and its features (:func:`features`), built top to bottom.
+    ``health`` hears of the parts health depends on (the store, the
+    cluster's bus). Raises ValueError for a configuration that cannot be
+    served (the features' own, e.g. a cluster without the cluster store,
+    an unknown interceptor slot), AuthConfigError for auth settings the
+    agent cannot meet."""
+    parts = features(executor, store, config, push=push, health=health)
+    observer = _one_observer(f.observer for f in parts)
+    handler_config = dataclasses.replace(config.handler, max_request_bytes=config.max_message_bytes)
+    decorators = [d for f in parts for d in f.card_decorators()]
+    signed = [config.card_signer.sign] if config.card_signer is not None else []
+    declared = capabilities(push=push is not None, extended=extended_card is not None)
+    cards = ServedCard(executor.card, [declared, *decorators], last=signed)
+    extended = decorate(extended_card, [*decorators, *signed]) if extended_card is not None else None
+    served_store = store
+    for f in parts:
+        served_store = f.wrap_store(served_store)
+    buffers = {
+        "buffer": handler_config.subscriber_buffer,
+        "buffer_bytes": handler_config.subscriber_buffer_bytes,
+    }
+    bus = _first(f.new_event_bus(**buffers, observer=observer) for f in parts)
+    if bus is None:
+        bus = EventBus(**buffers, observer=observer)
+    wake = push_wake(cards.base, push)
+    writer = TaskWriter(
+        served_store, served_store, bus, wake, max_task_bytes=handler_config.max_task_bytes, observer=observer
+    )
+    drive = Driver(executor, writer).drive
+    limits = [f.execution_time_limit for f in parts if f.execution_time_limit is not None]
+    limit = min(limits) if limits else None
+    executions = _first(f.new_executions(drive, writer, observer=observer, time_limit=limit) for f in parts)
+    if executions is None:
+        executions = Executions(drive, bus, observer=observer, time_limit=limit)
+    handler = RequestHandler(
+        executor,
+        served_store,
+        cards.base,
+        config=handler_config,
+        extended_card=extended,
+        push=push,
+        bus=bus,
+        writer=writer,
+        executions=executions,
+    )
+    bodies = {dialect: body for f in parts for dialect, body in f.push_bodies().items()}
+    kernel = Kernel(executor, store, handler, bus, writer, executions, observer, cards, bodies)
+    chain = InterceptorChain(_chain(parts, kernel, config.interceptors))
+    mtls = config.tls is not None and config.tls.client_ca is not None
+    servicer = A2AServicer(handler, chain=chain, peer_identities=mtls)
+    services = [
+        GrpcService(servicer, pb_grpc.add_A2AServiceServicer_to_server, SERVICE, abort),
+        *(s for f in parts for s in f.grpc_services(servicer, cards)),
+    ]
+    mounts = tuple(m for f in parts for m in f.http_mounts())
+    return Assembly(tuple(parts), kernel, cards, servicer, tuple(services), mounts)
+
+
+def features(
+    executor: AgentExecutor,
+    store: Store,
+    config: ServerConfig,
+    *,
+    push: PushSink | None = None,
+    health: HealthGate | None = None,
+) -> list[Feature]:
+    """The features ``config`` turns on, in start order: the store (opened
+    first, closed last), telemetry, auth and the audit log, push delivery,
+    cluster mode (or the single-process start-up recovery), retention, the
+    store's health, the legacy dialects, then ``config.features``."""
+    parts: list[Feature] = [_Part(store, start=store.open, stop=store.close)]
+    telemetry = _telemetry(config, executor.card.name, store, push=push is not None)
+    if telemetry is not None:
+        parts.append(telemetry)
+    if config.auth is not None or config.audit is not None:
+        from a2a_grpc.auth._feature import Auth
+
+        parts.append(Auth(config.auth, config.audit))
+    if push is not None:
+        from a2a_grpc.push._feature import Push
+
+        parts.append(Push(push))
+    parts.extend(_replicas(executor, store, config, health))
+    if config.retain_terminal_seconds is not None:
+        from a2a_grpc.store._retention import RetentionWorker
+
+        worker = RetentionWorker(store, config.retain_terminal_seconds)
+        parts.append(_Part(worker, start=worker.start, stop=worker.stop))
+    if config.health_check_seconds:
+        from a2a_grpc.store._health import StoreHealth
+
+        report = health.reporter("store") if health is not None else _ignore
+        watch = StoreHealth(store, report, interval_seconds=config.health_check_seconds)
+        parts.append(_Part(watch, start=watch.start, stop=watch.stop))
+    from a2a_grpc.dialects._feature import Dialects
+
+    parts.append(Dialects())
+    parts.extend(config.features)
+    return parts
+
+
+def _replicas(
+    executor: AgentExecutor, store: Store, config: ServerConfig, health: HealthGate | None
+) -> list[Feature]:
+    """Cluster mode (the store must be the cluster store: ValueError
+    otherwise), else the single-process recovery of lost tasks, or nothing."""
+    if config.cluster is not None:
+        from a2a_grpc.cluster._leases import Cluster
+        from a2a_grpc.cluster._store import ClusterStore
+
+        if not isinstance(store, ClusterStore):
+            raise ValueError("cluster mode needs the cluster store on PostgreSQL (a2a_grpc.cluster._store)")
+        resumable = bool(getattr(executor, "resumable", False))
+        bus_health = health.reporter("bus") if health is not None else None
+        return [Cluster(store, config.cluster, resumable=resumable, on_bus_health=bus_health)]
+    if config.recover_lost_tasks:
+        from a2a_grpc.cluster._recovery import Recovery
+
+        return [Recovery()]
+    return []
+
+
+def _telemetry(config: ServerConfig, agent: str, store: Store, *, push: bool) -> Feature | None:
+    """The telemetry feature of ``config`` (metrics need the ``[metrics]``
+    extra, tracing ``[otel]``: ImportError otherwise), None when it asks for
+    none. The metrics read the push outbox of ``store`` while ``push`` is on."""
+    if not (config.metrics or config.tracing or config.request_ids or config.access_log):
+        return None
+    from a2a_grpc.telemetry._feature import Telemetry
+
+    metrics = request_log = None
+    if config.metrics:
+        from a2a_grpc.telemetry._metrics import Metrics
+
+        metrics = Metrics(outbox=store if push else None)
+    if config.request_ids or config.access_log:
+        from a2a_grpc.telemetry._logs import RequestLog
+
+        request_log = RequestLog(access=config.access_log)
+    return Telemetry(
+        metrics=metrics,
+        tracing=_tracing(config, agent),
+        request_log=request_log,
+        metrics_port=config.metrics_port,
+        host=config.host,
+    )
+
+
+def _chain(parts: Sequence[Feature], kernel: Kernel, own: Sequence[CallInterceptor]) -> list[CallInterceptor]:
+    """The chain's steps: the features' slots (:data:`~a2a_grpc.core.features.SLOTS`)
+    around the built-in steps, then the server's own. Raises ValueError for
+    an unknown slot."""
+    slots: dict[str, list[CallInterceptor]] = {slot: [] for slot in SLOTS}
+    for f in parts:
+        for slot, steps in f.interceptors(kernel).items():
+            if slot not in slots:
+                raise ValueError(f"unknown interceptor slot {slot!r}; the slots are {', '.join(SLOTS)}")
+            slots[slot].extend(steps)
+    telemetry, audit, authentication, limits, authorization = (slots[slot] for slot in SLOTS)
+    builtin = builtin_interceptors(kernel.handler)
+    return [*telemetry, *audit, *authentication, *limits, *builtin, *authorization, *own]
+
+
+def _one_observer(observers: Iterable[Observer | None]) -> Observer:
+    """The observers as one (NO_OBSERVER for none: the kernel skips its hooks then)."""
+    flat: list[Observer] = []
+    for observer in observers:
+        if isinstance(observer, Observers):
+            flat.extend(observer.observers)
+        elif observer is not None:
+            flat.append(observer)
+    if not flat:
+        return NO_OBSERVER
+    return flat[0] if len(flat) == 1 else Observers(*flat)
+
+
+def _first(made: Iterable[Any]) -> Any:
+    """The first of ``made`` that is not None (made lazily: the later ones are not)."""
+    return next((m for m in made if m is not None), None)
+
+
+async def _ignore(_: bool) -> None:
+    pass
+
+
+class _Part(Feature):
+    """A part of the server that only starts and stops with it (the store,
+    retention, the store's health): ``start``/``stop`` called (awaited when
+    they return an awaitable)."""
+
+    def __init__(self, part: Any, *, start: Callable[[], Any], stop: Callable[[], Any]) -> None:
+        self.part = part
+        self._start = start
+        self._stop = stop
+
+    async def start(self, kernel: Kernel) -> None:
+        started = self._start()
+        if inspect.isawaitable(started):
+            await started
+
+    async def stop(self) -> None:
+        stopped = self._stop()
+        if inspect.isawaitable(stopped):
+            await stopped
+
+
+def _part(parts: Iterable[Feature], kind: type) -> Any:
+    """The first feature (or started part) of type ``kind`` among ``parts``, or None."""
+    for f in parts:
+        for candidate in (f, f.part if isinstance(f, _Part) else None):
+            if isinstance(candidate, kind):
+                return candidate
+    return None
+
+
+def _parts(parts: Sequence[Feature], config: ServerConfig) -> tuple[Any, Any, Any, Any]:
+    """The telemetry feature, the cluster, the retention worker and the
+    store's health watch among ``parts`` (each None when ``config`` has it
+    off; their modules are imported only when on)."""
+    from a2a_grpc.telemetry._feature import Telemetry
+
+    found: list[Any] = [_part(parts, Telemetry), None, None, None]
+    if config.cluster is not None:
+        from a2a_grpc.cluster._leases import Cluster
+
+        found[1] = _part(parts, Cluster)
+    if config.retain_terminal_seconds is not None:
+        from a2a_grpc.store._retention import RetentionWorker
+
+        found[2] = _part(parts, RetentionWorker)
+    if config.health_check_seconds:
+        from a2a_grpc.store._health import StoreHealth
+
+        found[3] = _part(parts, StoreHealth)
+    return found[0], found[1], found[2], found[3]
 
 
 class A2AServer:
@@ -153,7 +433,12 @@ class A2AServer:
 
     ``push`` (a PushSink, e.g. ``a2a_grpc.push.PushDispatcher``) turns push
     notifications on and declares them in the card; it is started and stopped
-    with the server when it has ``start``/``stop`` coroutines.
+    with the server (a dispatcher with the server's observer and the
+    dialects' push bodies; another sink when it has ``start``/``stop``
+    coroutines). The object graph is :func:`assemble`'s; ``handler``,
+    ``servicer``, ``metrics``, ``tracing``, ``cluster``, ``retention`` and
+    ``store_health`` are parts of it (None when not configured). Raises
+    ValueError for a configuration that cannot be served.
     """
 
     def __init__(
@@ -165,79 +450,42 @@ class A2AServer:
         push: PushSink | None = None,
         extended_card: pb.AgentCard | None = None,
     ) -> None:
-        self.config = config or ServerConfig()
+        self.config = cfg = config or ServerConfig()
         self.executor = executor
         self.store = store
         self.push = push
-        self.config.handler.max_request_bytes = self.config.max_message_bytes
-        self.metrics = _metrics(self.config)
-        self.tracing = _tracing(self.config, executor.card.name)
-        auth = self.config.auth
-        _check_mtls_schemes(auth, self.config.tls)
-        if auth is not None and extended_card is not None:
-            extended_card = _with_schemes(extended_card, auth)
-        self.handler = RequestHandler(
-            executor,
-            self.metrics.timed(store) if self.metrics is not None else store,
-            build_card(executor.card, {}, push=push is not None, extended=extended_card is not None),
-            config=self.config.handler,
-            extended_card=extended_card,
-            push=push,
+        _check_mtls_schemes(cfg.auth, cfg.tls)
+        #: Health: NOT_SERVING while the store or (cluster mode) the bus listener is down.
+        self.health_gate = HealthGate(self._serving)
+        built = assemble(
+            executor, store, cfg, push=push, extended_card=extended_card, health=self.health_gate
         )
-        self.cluster: Cluster | None = None
-        if self.config.cluster is not None:
-            from a2a_grpc.cluster._leases import Cluster
-            from a2a_grpc.cluster._store import ClusterStore
-
-            if not isinstance(store, ClusterStore):
-                raise ValueError(
-                    "cluster mode needs the cluster store on PostgreSQL (a2a_grpc.cluster._store)"
-                )
-            self.cluster = Cluster.attach(self.handler, store, self.config.cluster)
-        if auth is not None:
-            auth.describe_card(self.handler.card)
-        self.servicer = A2AServicer(self.handler, self.config.interceptors, self._telemetry(), auth)
-        self.servicer.peer_identities = self.config.tls is not None and self.config.tls.client_ca is not None
+        self._features, self.kernel, self.cards = built.features, built.kernel, built.cards
+        self.handler, self.servicer = built.kernel.handler, built.servicer
+        self._services, self._mounts = built.services, built.mounts
+        self._telemetry, self.cluster, self.retention, self.store_health = _parts(built.features, cfg)
+        self.metrics: Any = self._telemetry.metrics if self._telemetry is not None else None
+        self.tracing: Any = self._telemetry.tracing if self._telemetry is not None else None
         self.grpc_port = 0
         #: The bound mTLS-only gRPC port (``ServerTLS.mtls_grpc_port``), else None.
         self.mtls_grpc_port: int | None = None
         self.http_port: int | None = None
-        self.metrics_port: int | None = None
-        self._metrics_runner: Any = None
-        self.retention: Any = None
-        self.store_health: Any = None
-        self.health_gate: Any = None  # HealthGate once started (store and bus listener)
         self._grpc: grpc.aio.Server | None = None
         self._health: HealthServicer | None = None
         self._site: Any = None
         self._runner: Any = None
+        self._stack: contextlib.AsyncExitStack | None = None
         self._stopped = asyncio.Event()
-
-    def _telemetry(self) -> list[CallInterceptor]:
-        """Connects tracing and metrics to the handler and push hooks; their
-        interceptors for the chain's telemetry slot (the span first)."""
-        from a2a_grpc.telemetry import Observers, attach
-
-        cfg = self.config
-        steps: list[CallInterceptor] = [self.tracing.interceptor] if self.tracing is not None else []
-        if cfg.request_ids or cfg.access_log:  # after the span: access lines carry its trace id
-            from a2a_grpc.telemetry._logs import RequestLog
-
-            steps.append(RequestLog(access=cfg.access_log))
-        if cfg.audit is not None:  # ahead of authentication: it records the calls that fail it
-            steps.append(cfg.audit)
-        observers = [o for o in (self.tracing, self.metrics, cfg.audit) if o is not None]
-        if observers:
-            attach(observers[0] if len(observers) == 1 else Observers(*observers), self.handler, self.push)
-        if self.metrics is not None:
-            self.metrics.watch(self.handler, self.push)
-            steps.append(self.metrics.interceptor)
-        return steps
 
     @property
     def card(self) -> pb.AgentCard:
         """The public Agent Card as served (interfaces filled after start)."""
-        return self.handler.card
+        return self.cards()
+
+    @property
+    def metrics_port(self) -> int | None:
+        """The bound separate metrics port (``metrics_port``) once started, else None."""
+        return self._telemetry.metrics_port if self._telemetry is not None else None
 
     def _urls(self) -> dict[str, str]:
         cfg = self.config
@@ -251,37 +499,20 @@ class A2AServer:
         return urls
 
     async def start(self) -> None:
-        """Opens the store, binds both servers and starts serving; raises
-        OSError when a port cannot be bound, ValueError when the TLS
-        configuration is unusable (see ``ServerTLS.check``)."""
+        """Starts the features in order (the store opens first), then binds
+        both servers and starts serving; what started is stopped again when
+        a later step fails. Raises OSError when a port cannot be bound,
+        ValueError when the TLS configuration is unusable (see
+        ``ServerTLS.check``)."""
         cfg = self.config
         if cfg.tls is not None:
             cfg.tls.check()
-        await self.store.open()
-        start = getattr(self.push, "start", None)
-        if start is not None:
-            await start()
-        await self._recover()
-        if cfg.retain_terminal_seconds is not None:
-            from a2a_grpc.store._retention import RetentionWorker
-
-            self.retention = RetentionWorker(self.store, cfg.retain_terminal_seconds)
-            await self.retention.start()
-        server = self._grpc_server()
-        self.grpc_port = self._add_grpc_ports(server)
-        self._grpc = server
-        if cfg.http_port is not None:
-            await self._start_http(cfg.http_port)
-        if self.metrics is not None and cfg.metrics_port is not None:
-            await self._start_metrics(cfg.metrics_port)
-        if cfg.auth is not None:
-            await cfg.auth.start()
-        self.handler.card = self._served_card()
-        await server.start()
-        assert self._health is not None
-        for service in (SERVICE_NAME, V03_SERVICE.full_name, ""):
-            await self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
-        await self._watch_health()
+        async with contextlib.AsyncExitStack() as stack:
+            for feature in self._features:
+                await feature.start(self.kernel)
+                stack.push_async_callback(feature.stop)
+            await self._open_ports(stack)
+            self._stack = stack.pop_all()
         if cfg.freeze_gc:
             gc.collect()
             gc.freeze()
@@ -295,6 +526,29 @@ class A2AServer:
                 f"; card signed ({cfg.card_signer.alg}, kid {cfg.card_signer.kid})" if cfg.card_signer else ""
             )
             log.info("%s%s", describe(cfg.tls, ports), signed)
+
+    async def _open_ports(self, stack: contextlib.AsyncExitStack) -> None:
+        """Binds gRPC and HTTP, publishes the card with their URLs, starts
+        gRPC and sets health from what the features reported so far."""
+        cfg = self.config
+        server = self._grpc_server()
+        self._grpc = server
+        stack.push_async_callback(self._drop_grpc)
+        self.grpc_port = self._add_grpc_ports(server)
+        if cfg.http_port is not None:
+            await self._start_http(cfg.http_port)
+            stack.push_async_callback(self._stop_http)
+        self.cards.publish(interfaces(self._urls(), cfg.interface_order, self._mtls_interfaces()))
+        await server.start()
+        await self._serving(self.health_gate.serving)
+
+    def _mtls_interfaces(self) -> list[pb.AgentInterface]:
+        """The mTLS-only gRPC port as a second GRPC interface (after the others), if any."""
+        if not self.mtls_grpc_port:
+            return []
+        host = self._urls()["GRPC"].rsplit(":", 1)[0]
+        url = f"{host}:{self.mtls_grpc_port}"
+        return [pb.AgentInterface(url=url, protocol_binding="GRPC", protocol_version=PROTOCOL_VERSION)]
 
     def _add_grpc_ports(self, server: grpc.aio.Server) -> int:
         """Binds the gRPC port — TLS when configured — and the optional
@@ -315,78 +569,23 @@ class A2AServer:
                 raise OSError(f"cannot listen for gRPC (mTLS) on {second}")
         return port
 
-    def _served_card(self) -> pb.AgentCard:
-        """The public card with this server's interfaces (the mTLS-only gRPC
-        port after the others), signed when a card signer is configured; the
-        extended card is signed too."""
-        cfg = self.config
-        card = build_card(
-            self.executor.card,
-            self._urls(),
-            order=cfg.interface_order,
-            push=self.push is not None,
-            extended=self.handler.extended_card is not None,
-        )
-        if self.mtls_grpc_port:
-            host = self._urls()["GRPC"].rsplit(":", 1)[0]
-            card.supported_interfaces.append(
-                pb.AgentInterface(
-                    url=f"{host}:{self.mtls_grpc_port}",
-                    protocol_binding="GRPC",
-                    protocol_version=PROTOCOL_VERSION,
-                )
-            )
-        if cfg.auth is not None:
-            cfg.auth.describe_card(card)  # before signing: the schemes are part of the signed card
-        if cfg.card_signer is not None:
-            card = cfg.card_signer.sign(card)
-            if self.handler.extended_card is not None:
-                self.handler.extended_card = cfg.card_signer.sign(self.handler.extended_card)
-        return card
-
-    async def _watch_health(self) -> None:
-        """Health follows the store (pinged every ``health_check_seconds``)
-        and, in cluster mode, the event bus listener: NOT_SERVING while
-        either is down (:class:`~a2a_grpc.store._health.HealthGate`)."""
-        from a2a_grpc.store._health import HealthGate
-
-        self.health_gate = gate = HealthGate(self._serving)
-        if self.config.health_check_seconds:
-            from a2a_grpc.store._health import StoreHealth
-
-            self.store_health = StoreHealth(
-                self.store, gate.reporter("store"), interval_seconds=self.config.health_check_seconds
-            )
-            self.store_health.start()
-        relay = self.cluster.relay if self.cluster is not None else None
-        if relay is not None:
-            relay.on_health = gate.reporter("bus")
-            if not relay.connected.is_set():  # lost since the cluster started
-                await relay.on_health(False)
+    def _health_services(self) -> list[str]:
+        """The services health reports: every A2A service, then the server ("")."""
+        return [s.name for s in self._services] + [""]
 
     async def _serving(self, serving: bool) -> None:
-        """Sets the health of the A2A services (v1.0, v0.3) and of the server ("")."""
-        assert self._health is not None
+        """Sets the health of the A2A services (v1.0, v0.3) and of the server
+        (""); before the gRPC server exists, start sets it."""
+        if self._health is None:
+            return
         status = (
             health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
         )
-        for service in (SERVICE_NAME, V03_SERVICE.full_name, ""):
+        for service in self._health_services():
             await self._health.set(service, status)
 
-    async def _recover(self) -> None:
-        """Crash recovery before serving: the cluster reaps expired leases and
-        starts its heartbeat; a single process fails the tasks an earlier
-        process left active (stores that can list them: the SQL store)."""
-        if self.cluster is not None:
-            await self.cluster.start()
-        elif self.config.recover_lost_tasks:
-            from a2a_grpc.cluster._recovery import ActiveTaskScan, recover_on_start
-
-            if isinstance(self.store, ActiveTaskScan):
-                await recover_on_start(self.store, self.handler.writer)
-
     def _grpc_server(self) -> grpc.aio.Server:
-        """The grpc.aio server with the A2A service, health and reflection."""
+        """The grpc.aio server with the A2A services, health and reflection."""
         limit = self.config.max_message_bytes
         server = grpc.aio.server(
             options=[
@@ -406,20 +605,23 @@ class A2AServer:
                 *grpc_options(self.config.connections),
             ]
         )
-        _add_servicer(self.servicer, server)
-        _add_v03_servicer(self.servicer, server)
+        for service in self._services:
+            _add_servicer(service, server)
         self._health = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        services = (
-            SERVICE_NAME,
-            V03_SERVICE.full_name,
-            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-        )
-        enable_reflection(services, server)
+        health = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+        enable_reflection((*(s.name for s in self._services), health), server)
         return server
 
+    async def _drop_grpc(self) -> None:
+        """Stops the gRPC server at once, unless :meth:`stop` already did."""
+        server, self._grpc = self._grpc, None
+        if server is not None:
+            await server.stop(None)
+
     async def _start_http(self, port: int) -> None:
-        """Serves the gateway (JSON-RPC, HTTP+JSON, the Agent Card) on ``port``."""
+        """Serves the gateway (JSON-RPC, HTTP+JSON, the Agent Card, the
+        features' mounts) on ``port``."""
         from aiohttp import web
 
         from a2a_grpc.bindings._http.app import create_app
@@ -428,13 +630,13 @@ class A2AServer:
         cfg = self.config
         app = create_app(
             self.servicer,
-            lambda: self.handler.card,
+            self.cards,
             keepalive_seconds=cfg.keepalive_seconds,
             card_max_age_seconds=cfg.card_max_age_seconds,
             # JSON carries bytes as base64: allow for its 4/3 growth.
             max_body_bytes=cfg.max_message_bytes * 4 // 3 + 1024 * 1024,
             max_message_bytes=cfg.max_message_bytes,
-            metrics=self.metrics.handle if self.metrics is not None and cfg.metrics_port is None else None,
+            mounts=self._mounts,
         )
         limits = cfg.connections
         handler_args: dict[str, Any] = {
@@ -457,49 +659,28 @@ class A2AServer:
         self._site = site
         self.http_port = site.port
 
-    async def _start_metrics(self, port: int) -> None:
-        """Serves ``GET /metrics`` alone on ``port``."""
-        from a2a_grpc.telemetry._metrics import metrics_app
-
-        assert self.metrics is not None
-        app = metrics_app(self.metrics)
-        self._metrics_runner, self.metrics_port = await _listen(app, self.config.host, port, 1.0)
+    async def _stop_http(self) -> None:
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
 
     async def stop(self, grace_seconds: float | None = None) -> None:
-        """Graceful shutdown: NOT_SERVING, drain for ``grace_seconds``, close."""
+        """Graceful shutdown: NOT_SERVING, drain for ``grace_seconds``, then
+        the ports close and the features stop in reverse order (the store
+        closes last)."""
         grace = self.config.grace_seconds if grace_seconds is None else grace_seconds
         if self._health is not None:
             await self._health.enter_graceful_shutdown()
-        stops = []
-        if self._grpc is not None:
-            stops.append(self._grpc.stop(grace))
+        server, self._grpc = self._grpc, None
+        stops = [server.stop(grace)] if server is not None else []
         # Executions still running are stopped a little before gRPC cancels
         # the calls at the end of the grace period, so their streams end
         # with the task's final (FAILED) status instead of UNAVAILABLE.
         stops.append(self.handler.close(max(0.0, grace - min(1.0, grace / 4))))
         await asyncio.gather(*stops, return_exceptions=True)
-        if self.store_health is not None:  # health ignores it since the graceful shutdown began
-            await self.store_health.stop()
-        if self.cluster is not None:
-            await self.cluster.stop()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-        if self._metrics_runner is not None:
-            await self._metrics_runner.cleanup()
-            self._metrics_runner = None
-        stop = getattr(self.push, "stop", None)
-        if stop is not None:
-            await stop()
-        if self.retention is not None:
-            await self.retention.stop()
-        if self.config.auth is not None:
-            await self.config.auth.close()
-        if self.config.audit is not None:
-            self.config.audit.close()
-        await self.store.close()
-        if self.tracing is not None:
-            self.tracing.shutdown()
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
         self._stopped.set()
 
     async def wait_stopped(self) -> None:
@@ -538,16 +719,6 @@ class A2AServer:
         await self.stop()
 
 
-def _metrics(config: ServerConfig) -> Any:
-    """The server's Metrics when ``config.metrics`` (needs the ``[metrics]``
-    extra: ImportError otherwise), else None."""
-    if not config.metrics:
-        return None
-    from a2a_grpc.telemetry._metrics import Metrics
-
-    return Metrics()
-
-
 def _tracing(config: ServerConfig, agent: str) -> Any:
     """The server's Tracing when ``config.tracing`` (needs the ``[otel]``
     extra), else None; see ServerConfig for the provider chosen."""
@@ -564,19 +735,6 @@ def _tracing(config: ServerConfig, agent: str) -> Any:
             provider, owned = provider_from_env(), True
             trace.set_tracer_provider(provider)
     return Tracing(provider, agent=agent, owned=owned)
-
-
-async def _listen(app: Any, host: str, port: int, shutdown_timeout: float) -> tuple[Any, int]:
-    """Serves the aiohttp ``app`` on ``host:port`` (the separate metrics
-    port): its runner and the bound port."""
-    from aiohttp import web
-
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=shutdown_timeout)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    sockets = getattr(site._server, "sockets", None) or []
-    return runner, sockets[0].getsockname()[1] if sockets else port
 
 
 class _Undecodable:
@@ -638,34 +796,20 @@ class _Capture:
         self.handlers = dict(handlers)
 
 
-def _add_servicer(
-    servicer: Any,
-    server: grpc.aio.Server,
-    add: Callable[[Any, Any], None] = pb_grpc.add_A2AServiceServicer_to_server,
-    service: Any = pb.DESCRIPTOR.services_by_name["A2AService"],
-    refuse: Callable[[Any, A2AError], Awaitable[Any]] = abort,
-) -> None:
-    """Registers ``servicer`` like the generated ``add`` function does, with
-    undecodable requests answered INVALID_ARGUMENT (see _tolerant), for the
-    v1.0 service by default, for another ``service`` (the v0.3 one) when given."""
+def _add_servicer(service: GrpcService, server: grpc.aio.Server) -> None:
+    """Registers ``service`` like its generated ``add`` function does, with
+    undecodable requests answered INVALID_ARGUMENT in the service's own form
+    (see _tolerant)."""
     capture = _Capture()
-    add(servicer, capture)
+    service.add(service.servicer, capture)
+    methods = service.descriptor.methods_by_name
     handlers = {
-        name: _tolerant(service.methods_by_name[name].input_type.full_name, handler, refuse)
+        name: _tolerant(methods[name].input_type.full_name, handler, service.refuse)
         for name, handler in capture.handlers.items()
     }
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
-    server.add_registered_method_handlers(service.full_name, handlers)
-
-
-def _add_v03_servicer(servicer: A2AServicer, server: grpc.aio.Server) -> None:
-    """A2A v0.3 over gRPC (``a2a.v1.A2AService``, issue 13): the adapter in
-    front of the same ``servicer`` (:mod:`a2a_grpc.dialects._v03grpc`)."""
-    from a2a_grpc.gen.a2a.v1 import a2a_pb2_grpc as v03_grpc
-
-    _add_servicer(
-        V03Servicer(servicer), server, v03_grpc.add_A2AServiceServicer_to_server, V03_SERVICE, abort_v03
-    )
+    full_name = service.name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(full_name, handlers),))
+    server.add_registered_method_handlers(full_name, handlers)
 
 
 def _bind_grpc(
@@ -768,10 +912,3 @@ def auth_line(auth: AuthPolicy | None) -> str:
     if auth is None:
         return "authentication: none — every caller is anonymous and sees every task (see --auth)"
     return auth.summary()
-
-
-def _with_schemes(card: pb.AgentCard, auth: AuthPolicy) -> pb.AgentCard:
-    out = pb.AgentCard()
-    out.CopyFrom(card)
-    auth.describe_card(out)
-    return out

@@ -1,13 +1,15 @@
 """Instructions per call of one RPC, counted by valgrind's callgrind: robust to load.
 
 ``python -m bench.callgrind [--method SendMessage|SendStreamingMessage|GetTask]
-[-n 300] [--warmup 100] [--store memory] [--top 40] [--keep DIR]``
+[-n 300] [--warmup 100] [--store memory] [--server] [--top 40] [--keep DIR]``
 
 runs itself under ``valgrind --tool=callgrind --collect-atstart=no`` and, inside,
 drives :class:`a2a_grpc.bindings._servicer.A2AServicer` (the interceptor chain, CallContext,
 validation, the handler, the drive loop and the store: everything but the gRPC
 transport, as the HTTP gateway calls it) with the built-in ``echo`` agent, through
-a minimal ``RpcContext``, on uvloop when installed. ``--warmup`` calls run first,
+a minimal ``RpcContext``, on uvloop when installed; the handler and servicer are
+built alone, or with ``--server`` as an unconfigured ``A2AServer`` builds them (its
+composition root, not started: no port). ``--warmup`` calls run first,
 not counted (caches, type caches, first allocations); then the counter is switched on
 for exactly ``-n`` calls (``CALLGRIND_TOGGLE_COLLECT`` through a tiny C helper, built
 with ``gcc`` from ``valgrind/callgrind.h`` into a temporary directory) and off
@@ -89,10 +91,21 @@ def _request() -> Any:
     )
 
 
-async def _child(method: str, n: int, warmup: int, store_url: str, lib: str) -> None:
-    from a2a_grpc.agents import load_agent
+def _servicer(agent: Any, store: Any, server: bool) -> Any:
+    """The servicer of ``agent`` on ``store``: built alone, or by an
+    unconfigured A2AServer's composition root (``server``)."""
+    if server:
+        from a2a_grpc.server import A2AServer, ServerConfig
+
+        return A2AServer(agent, store, ServerConfig(health_check_seconds=None)).servicer
     from a2a_grpc.bindings._servicer import A2AServicer
     from a2a_grpc.core._handler import RequestHandler
+
+    return A2AServicer(RequestHandler(agent, store, agent.card))
+
+
+async def _child(method: str, n: int, warmup: int, store_url: str, lib: str, server: bool) -> None:
+    from a2a_grpc.agents import load_agent
     from a2a_grpc.store import open_store
     from a2a_grpc.types import pb
 
@@ -100,8 +113,8 @@ async def _child(method: str, n: int, warmup: int, store_url: str, lib: str) -> 
     agent = load_agent("echo")
     store = open_store(store_url)
     await store.open()
-    handler = RequestHandler(agent, store, agent.card)
-    servicer = A2AServicer(handler)
+    servicer = _servicer(agent, store, server)
+    handler = servicer.handler
     task_id = (await servicer.SendMessage(_request(), _Context())).task.id
 
     # The requests are made before the counter starts: only the server's work is counted.
@@ -165,6 +178,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("-n", type=int, default=300, help="counted calls")
     ap.add_argument("--warmup", type=int, default=100, help="calls run first, not counted")
     ap.add_argument("--store", default="memory", help="store URL (memory, sqlite:///PATH, ...)")
+    ap.add_argument("--server", action="store_true", help="build them as an unconfigured A2AServer does")
     ap.add_argument("--top", type=int, default=40, help="C functions listed (0: only the total)")
     ap.add_argument("--keep", type=Path, help="keep callgrind.out here (for kcachegrind)")
     args = ap.parse_args(argv)
@@ -173,7 +187,7 @@ def main(argv: list[str]) -> int:
             import uvloop
 
             uvloop.install()
-        asyncio.run(_child(args.method, args.n, args.warmup, args.store, os.environ[_CHILD_ENV]))
+        asyncio.run(_child(args.method, args.n, args.warmup, args.store, os.environ[_CHILD_ENV], args.server))
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         lib = _build_helper(Path(tmp))
@@ -192,8 +206,9 @@ def main(argv: list[str]) -> int:
         env = {**os.environ, _CHILD_ENV: str(lib), "PYTHONHASHSEED": "0"}
         subprocess.run(cmd, check=True, env=env, stderr=subprocess.DEVNULL)
         per_call, rows = _annotate(out, args.n, args.top)
+    built = "A2AServer-built servicer" if args.server else "servicer"
     print(
-        f"{args.method} ({args.store} store, echo agent, servicer in-process): {per_call:,.0f} instructions/call"
+        f"{args.method} ({args.store} store, echo agent, {built} in-process): {per_call:,.0f} instructions/call"
     )
     if rows:
         print(f"{'Ir/call':>10}  inclusive, C function")

@@ -3,7 +3,7 @@
 Recorded events (``event`` of the record):
 
 * ``task.created``, ``task.state`` (a state change), ``task.artifact`` — every
-  task write, heard through the :class:`~a2a_grpc.telemetry.Observer` hook
+  task write, heard through the :class:`~a2a_grpc.core.hooks.Observer` hook
   ``task_written``;
 * ``task.cancel_requested``, ``push_config.created``, ``push_config.deleted``,
   ``extended_card.read`` — RPCs that succeeded;
@@ -18,9 +18,10 @@ of the call, and the task id, state, previous state or artifact id where they
 apply; refusals add the error ``reason`` and ``message`` (our own words: never
 a token, key or password — none is ever put in a record).
 
-:class:`AuditLog` is both: an Observer (attach it to the handler) and a call
-interceptor for the chain's *telemetry* slot — it must sit ahead of
-authentication to see the calls that fail it. The call in progress reaches the
+:class:`AuditLog` is both: an Observer (the server passes its hooks into the
+kernel's constructors) and a call interceptor for the chain's *audit* slot,
+just after telemetry — it must sit ahead of authentication to see the calls
+that fail it (:mod:`a2a_grpc.auth._feature`). The call in progress reaches the
 task writes through a context variable, which the execution's asyncio task
 inherits. ``a2a-grpc serve --audit-log FILE`` (``-``: stderr).
 """

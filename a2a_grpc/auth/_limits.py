@@ -251,11 +251,12 @@ class AuthFailureLimits(CallInterceptor):
 
 
 def limit_interceptors(
-    limits: Limits, authentication: list[CallInterceptor], executions: Any
+    limits: Limits, authentication: list[CallInterceptor], running_for: Callable[[str], int]
 ) -> tuple[list[CallInterceptor], list[CallInterceptor]]:
     """The authentication slot with :class:`AuthFailureLimits` ahead of it
     (when ``auth_failures`` is set) and the limits slot (:class:`RequestLimits`,
-    counting ``executions.running_for``); sets ``executions.time_limit``."""
-    executions.time_limit = limits.execution_timeout
+    counting a user's executions with ``running_for``: the executions'
+    ``running_for``). The execution time limit is the executions' own
+    (``Executions(time_limit=...)``, given by the composition root)."""
     ahead: list[CallInterceptor] = [AuthFailureLimits(limits)] if limits.auth_failures else []
-    return [*ahead, *authentication], [RequestLimits(limits, executions.running_for)]
+    return [*ahead, *authentication], [RequestLimits(limits, running_for)]

@@ -4,7 +4,7 @@ An :class:`AuthPolicy` holds the authenticators (one per security scheme) and
 the security requirements (alternatives; within one, every scheme must pass
 and grant its scopes — OpenAPI semantics, spec §4.5). The Agent Card's
 ``securitySchemes`` and ``securityRequirements`` are written from these very
-objects (:meth:`AuthPolicy.describe_card`), and the interceptors of
+objects (:meth:`AuthPolicy.with_schemes`), and the interceptors of
 :mod:`a2a_grpc.auth._interceptors` enforce them, so the card cannot promise one
 thing while the server checks another. A requirement naming a scheme no
 authenticator serves is refused when the policy is built (start-up fails).
@@ -104,14 +104,19 @@ class AuthPolicy:
         self.select_skill: SelectSkill | None = None
 
     # ------------------------------------------------------------------ card
-    def describe_card(self, card: pb.AgentCard) -> None:
-        """Writes ``securitySchemes`` and ``securityRequirements`` into ``card``."""
-        card.security_schemes.clear()
+    def with_schemes(self, card: pb.AgentCard) -> pb.AgentCard:
+        """A copy of ``card`` declaring this policy: its ``securitySchemes``,
+        its ``securityRequirements`` and each scoped skill's requirements (a
+        card decorator: ``card`` itself is not changed)."""
+        out = pb.AgentCard()
+        out.CopyFrom(card)
+        out.security_schemes.clear()
         for name, authenticator in self.authenticators.items():
-            card.security_schemes[name].CopyFrom(authenticator.security_scheme())
-        del card.security_requirements[:]
-        card.security_requirements.extend(r.to_proto() for r in self.requirements)
-        describe_skills(card, self.skill_scopes, list(self.authenticators))
+            out.security_schemes[name].CopyFrom(authenticator.security_scheme())
+        del out.security_requirements[:]
+        out.security_requirements.extend(r.to_proto() for r in self.requirements)
+        describe_skills(out, self.skill_scopes, list(self.authenticators))
+        return out
 
     # ----------------------------------------------------------------- calls
     async def authenticate(self, call: CallContext) -> Principal:

@@ -3,7 +3,7 @@
 The auth file's ``[skills.ID]`` tables (docs/auth.md) name the scopes a skill
 needs (``scopes = ["admin"]``); the Agent Card's skill then declares them as
 its ``securityRequirements`` (one alternative per scheme), written from the
-same table by :meth:`AuthPolicy.describe_card`.
+same table by :meth:`AuthPolicy.with_schemes`.
 
 Before a message runs, the agent names the skill it will use: the
 :class:`~a2a_grpc.core._executor.AgentExecutor` method ``select_skill(message)``

@@ -3,8 +3,9 @@
 One method per RPC of ``lf.a2a.v1.A2AService``, written out below: each builds
 the call's :class:`~a2a_grpc.context.CallContext` and runs the handler's
 coroutine of that operation inside the :class:`~a2a_grpc.core._interceptors.
-InterceptorChain` (version, extensions, validation, capability gate, then the
-server's own interceptors; see :mod:`a2a_grpc.core._interceptors`). This is the one
+InterceptorChain` (the features' slots around the built-in steps — version,
+extensions, validation, capability gate — then the server's own
+interceptors; see :mod:`a2a_grpc.core._interceptors`). This is the one
 place every binding passes through: the HTTP gateway drives this very object.
 
 The servicer only touches the :class:`~a2a_grpc.context.RpcContext` subset of
@@ -18,7 +19,7 @@ echoed as initial metadata ``a2a-extensions`` (spec §7.3).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 from google.protobuf import descriptor, empty_pb2
 from google.protobuf.message import Message as ProtoMessage
@@ -36,9 +37,6 @@ from a2a_grpc.core._interceptors import (
 )
 from a2a_grpc.errors import A2AError
 from a2a_grpc.types import pb
-
-if TYPE_CHECKING:
-    from a2a_grpc.auth._policy import AuthPolicy
 
 __all__ = ["SERVICE", "A2AServicer", "abort", "builtin_interceptors"]
 
@@ -64,38 +62,21 @@ async def abort(context: RpcContext, err: A2AError) -> NoReturn:
     raise AssertionError("abort returned")  # pragma: no cover - abort always raises
 
 
-def builtin_interceptors(handler: RequestHandler, auth: AuthPolicy | None = None) -> list[CallInterceptor]:
-    """The built-in steps of the chain, in their fixed order, reading the
-    handler's configuration and (live) Agent Card. With an ``auth`` policy,
-    its authentication step comes first and its authorization step after the
-    capability gate (:mod:`a2a_grpc.auth._interceptors`)."""
+def builtin_interceptors(handler: RequestHandler) -> list[CallInterceptor]:
+    """The built-in steps of the chain, in their fixed order (version,
+    extensions, validation, capability gate; :mod:`a2a_grpc.core._interceptors`),
+    reading the handler's configuration and Agent Card. The composition root
+    puts the features' slots around them (:data:`a2a_grpc.core.features.SLOTS`)."""
 
     def card() -> pb.AgentCard:
         return handler.card
 
     config = handler.config
-    authentication: list[CallInterceptor] = []
-    authorization: list[CallInterceptor] = []
-    limits: list[CallInterceptor] = []
-    if auth is not None:
-        from a2a_grpc.auth._interceptors import Authentication, Authorization
-        from a2a_grpc.auth._scopes import skill_interceptor
-
-        skills = [s.id for c in (handler.card, handler.extended_card) if c is not None for s in c.skills]
-        scoped = skill_interceptor(auth, handler.executor, skills)
-        authentication, authorization = [Authentication(auth)], [Authorization(auth), *scoped]
-    if auth is not None and auth.limits is not None:
-        from a2a_grpc.auth._limits import limit_interceptors
-
-        authentication, limits = limit_interceptors(auth.limits, authentication, handler.executions)
     return [
-        *authentication,
-        *limits,
         VersionNegotiation(config.supported_versions, strict=config.strict_version),
         ExtensionNegotiation(card),
         RequestValidation(config.max_request_bytes),
         CapabilityGate(card, push=handler.push is not None),
-        *authorization,
     ]
 
 
@@ -150,24 +131,27 @@ class A2AServicer:
 
     Unary RPCs take ``(request, context)`` and return the response message;
     server-streaming RPCs are async generators of ``pb.StreamResponse``.
-    ``interceptors`` (the server's own) run after the built-in ones, just
-    before the operation. ``telemetry`` (spans, metrics: :mod:`a2a_grpc.telemetry`)
-    run first, in the chain's telemetry slot, so they see every outcome. ``auth`` fills the authentication and
-    authorization slots.
+    Every call runs in ``chain``, which the composition root assembles
+    (the features' slots around the built-in steps, then the server's own
+    interceptors: :mod:`a2a_grpc.server`); without one, the chain is the
+    built-in steps then ``interceptors``. ``peer_identities``: read the TLS
+    client certificate of every call into ``CallContext.peer_identity``
+    (when a client CA is configured).
     """
 
     def __init__(
         self,
         handler: RequestHandler,
         interceptors: Sequence[CallInterceptor] = (),
-        telemetry: Sequence[CallInterceptor] = (),
-        auth: AuthPolicy | None = None,
+        *,
+        chain: InterceptorChain | None = None,
+        peer_identities: bool = False,
     ) -> None:
         self.handler = handler
-        self.chain = InterceptorChain([*telemetry, *builtin_interceptors(handler, auth), *interceptors])
-        #: Read the TLS client certificate of every call into
-        #: ``CallContext.peer_identity`` (set by A2AServer when a client CA is configured).
-        self.peer_identities = False
+        if chain is None:
+            chain = InterceptorChain([*builtin_interceptors(handler), *interceptors])
+        self.chain = chain
+        self.peer_identities = peer_identities
 
     async def _unary(
         self,

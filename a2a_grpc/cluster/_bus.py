@@ -42,7 +42,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from a2a_grpc.cluster._store import ClusterStore, ends_task, parse_notification
-from a2a_grpc.core._events import EventBus, Subscription
+from a2a_grpc.core._events import DEFAULT_BUFFER_BYTES, EventBus, Subscription
+from a2a_grpc.core.hooks import NO_OBSERVER, Observer
 from a2a_grpc.types import pb
 
 __all__ = ["ClusterBus", "EventRelay", "PgEventRelay"]
@@ -55,8 +56,14 @@ class ClusterBus(EventBus):
     task has subscribers here (versions 0 and 1 of a direct reply or an
     execution that stored nothing are local and always pass)."""
 
-    def __init__(self, *, buffer: int = 1024) -> None:
-        super().__init__(buffer=buffer)
+    def __init__(
+        self,
+        *,
+        buffer: int = 1024,
+        buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+        observer: Observer = NO_OBSERVER,
+    ) -> None:
+        super().__init__(buffer=buffer, buffer_bytes=buffer_bytes, observer=observer)
         self._delivered: dict[str, int] = {}
 
     def delivered(self, task_id: str) -> int:
@@ -98,13 +105,24 @@ class EventRelay:
 
     ``start`` connects (raising when it cannot: the server does not serve
     without it); a dropped connection is re-established every
-    ``retry_seconds`` and followed tasks are caught up from the table."""
+    ``retry_seconds`` and followed tasks are caught up from the table.
+    ``on_cancel`` is called with a task id when another replica asks this
+    one to cancel it; ``on_health`` with False when the listening
+    connection is found lost, True once it listens again (the server's
+    health: NOT_SERVING meanwhile)."""
 
     #: What the log messages call the backend.
     backend = ""
 
     def __init__(
-        self, store: ClusterStore, bus: ClusterBus, *, name: str = "", retry_seconds: float = 0.5
+        self,
+        store: ClusterStore,
+        bus: ClusterBus,
+        *,
+        name: str = "",
+        retry_seconds: float = 0.5,
+        on_cancel: Callable[[str], None] | None = None,
+        on_health: Callable[[bool], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
         self.name = name
@@ -115,11 +133,8 @@ class EventRelay:
         self._again: set[str] = set()
         self._keeper: asyncio.Task[None] | None = None
         self._closing = False
-        #: Called with a task id when another replica asks this one to cancel it.
-        self.on_cancel: Callable[[str], None] | None = None
-        #: Called with False when the listening connection is found lost, True
-        #: once it listens again (the server's health: NOT_SERVING meanwhile).
-        self.on_health: Callable[[bool], Awaitable[None]] | None = None
+        self.on_cancel = on_cancel
+        self.on_health = on_health
 
     async def start(self) -> None:
         """Connects and listens; then keeps the connection up."""
@@ -240,9 +255,18 @@ class PgEventRelay(EventRelay):
     backend = "PostgreSQL LISTEN/NOTIFY"
 
     def __init__(
-        self, store: ClusterStore, bus: ClusterBus, *, name: str = "", retry_seconds: float = 0.5
+        self,
+        store: ClusterStore,
+        bus: ClusterBus,
+        *,
+        name: str = "",
+        retry_seconds: float = 0.5,
+        on_cancel: Callable[[str], None] | None = None,
+        on_health: Callable[[bool], Awaitable[None]] | None = None,
     ) -> None:
-        super().__init__(store, bus, name=name, retry_seconds=retry_seconds)
+        super().__init__(
+            store, bus, name=name, retry_seconds=retry_seconds, on_cancel=on_cancel, on_health=on_health
+        )
         self._conn: Any = None
         self._query = asyncio.Lock()
 

@@ -31,9 +31,11 @@ in use".
   replica … stopped", :mod:`a2a_grpc.cluster._recovery`) in a write that
   drops the lease.
 
-It also runs the event relay (:mod:`a2a_grpc.cluster._bus`): the handler's
-bus becomes a :class:`~a2a_grpc.cluster._bus.ClusterBus` fed by other replicas'
+It also runs the event relay (:mod:`a2a_grpc.cluster._bus`): the server's
+bus is a :class:`~a2a_grpc.cluster._bus.ClusterBus` fed by other replicas'
 committed events, so SubscribeToTask follows a task running anywhere.
+:class:`Cluster` is a :class:`~a2a_grpc.core.features.Feature`: the
+composition root builds the bus and the executions through it.
 
 A replica killed mid-execution therefore has its tasks FAILED within ``ttl +
 reap_interval`` seconds by any surviving replica, or by itself once it is
@@ -55,11 +57,12 @@ from a2a_grpc.cluster._bus import ClusterBus, EventRelay, PgEventRelay
 from a2a_grpc.cluster._recovery import fail_lost_task
 from a2a_grpc.cluster._store import ClusterStore, NewLease, TakenLease
 from a2a_grpc.context import Owner
-from a2a_grpc.core._drive import Driver, TaskWriter
+from a2a_grpc.core._drive import TaskWriter
 from a2a_grpc.core._events import Subscription
 from a2a_grpc.core._execution import Drive, Execution, Executions, busy_error
 from a2a_grpc.core._executor import ExecutorContext
-from a2a_grpc.core._handler import RequestHandler
+from a2a_grpc.core.features import Feature, Kernel
+from a2a_grpc.core.hooks import NO_OBSERVER, Observer
 from a2a_grpc.core.ports import Fence, LeaseLostError, StoredTask
 from a2a_grpc.errors import A2AError
 from a2a_grpc.types import is_terminal, pb
@@ -105,15 +108,27 @@ class ClusterConfig:
 
 
 class LeasedExecutions(Executions):
-    """Executions whose ``start`` takes the task's lease cluster-wide."""
+    """Executions whose ``start`` takes the task's lease cluster-wide.
+    ``control`` sends a control message to every replica (the cluster's bus;
+    default: the store's channel); ``observer`` and ``time_limit`` as for
+    :class:`~a2a_grpc.core._execution.Executions`."""
 
-    def __init__(self, drive: Drive, writer: TaskWriter, store: ClusterStore, config: ClusterConfig) -> None:
-        super().__init__(self._leased(drive), writer.bus)
+    def __init__(
+        self,
+        drive: Drive,
+        writer: TaskWriter,
+        store: ClusterStore,
+        config: ClusterConfig,
+        *,
+        control: Callable[[str], Awaitable[None]] | None = None,
+        observer: Observer = NO_OBSERVER,
+        time_limit: float | None = None,
+    ) -> None:
+        super().__init__(self._leased(drive), writer.bus, observer=observer, time_limit=time_limit)
         self.writer = writer
         self.store = store
         self.config = config
-        #: Sends a control message to every replica (the cluster's bus).
-        self.control: Callable[[str], Awaitable[None]] = store.send_control
+        self.control = control or store.send_control
         #: lease epoch → execution, for the heartbeat.
         self.leased: dict[int, Execution] = {}
         store.on_lease_dropped = self._dropped
@@ -236,13 +251,20 @@ class LeasedExecutions(Executions):
             await self.store.release_lease(fence)
 
 
-def _relay(config: ClusterConfig, store: ClusterStore, bus: ClusterBus) -> EventRelay:
+def _relay(
+    config: ClusterConfig,
+    store: ClusterStore,
+    bus: ClusterBus,
+    on_cancel: Callable[[str], None],
+    on_health: Callable[[bool], Awaitable[None]] | None,
+) -> EventRelay:
     """The relay of ``config.bus``."""
+    name = config.replica_id
     if config.bus == "postgresql":
-        return PgEventRelay(store, bus, name=config.replica_id)
+        return PgEventRelay(store, bus, name=name, on_cancel=on_cancel, on_health=on_health)
     from a2a_grpc.cluster._redis_bus import RedisEventRelay
 
-    return RedisEventRelay(store, bus, config.bus, name=config.replica_id)
+    return RedisEventRelay(store, bus, config.bus, name=name, on_cancel=on_cancel, on_health=on_health)
 
 
 async def _drain(sub: Subscription) -> None:
@@ -250,43 +272,67 @@ async def _drain(sub: Subscription) -> None:
         pass
 
 
-class Cluster:
-    """This replica's part of the cluster: the leased executions, the
-    heartbeat and the reaper. ``start`` reaps once, then runs both loops;
-    ``stop`` ends them (leases of executions still running are released by
-    the executions as they end)."""
+class Cluster(Feature):
+    """This replica's part of the cluster, as a Feature of the server: it
+    builds the event bus (a :class:`~a2a_grpc.cluster._bus.ClusterBus` fed
+    by the relay of ``config.bus``) and the leased executions, and runs the
+    relay, the heartbeat and the reaper. ``start`` reaps once, then runs
+    both loops; ``stop`` ends them (leases of executions still running are
+    released by the executions as they end). ``resumable``: a taken-over
+    task's agent is run again (:attr:`AgentExecutor.resumable`);
+    ``on_bus_health`` hears when the relay stops and starts listening
+    (the server's health)."""
 
-    @classmethod
-    def attach(cls, handler: RequestHandler, store: ClusterStore, config: ClusterConfig) -> Cluster:
-        """The cluster part of ``handler``'s server: its executions become
-        leased ones (the handler must have none running yet)."""
+    def __init__(
+        self,
+        store: ClusterStore,
+        config: ClusterConfig,
+        *,
+        resumable: bool = False,
+        on_bus_health: Callable[[bool], Awaitable[None]] | None = None,
+    ) -> None:
         store.claimant = config.replica_id
-        bus = ClusterBus(buffer=handler.config.subscriber_buffer)
-        handler.bus = handler.writer.bus = bus
-        cluster = cls(config, store, handler.writer, Driver(handler.executor, handler.writer).drive)
-        handler.executions = cluster.executions
-        cluster.resumable = bool(getattr(handler.executor, "resumable", False))
-        return cluster
-
-    def __init__(self, config: ClusterConfig, store: ClusterStore, writer: TaskWriter, drive: Drive) -> None:
         self.config = config
         self.store = store
-        self.writer = writer
-        self.executions = LeasedExecutions(drive, writer, store, config)
-        self.relay = _relay(config, store, writer.bus) if isinstance(writer.bus, ClusterBus) else None
+        self.resumable = resumable
         self.reaped = 0
-        #: The agent is run again for a taken-over task (AgentExecutor.resumable).
-        self.resumable = False
+        self._on_bus_health = on_bus_health
         self._loops: list[asyncio.Task[None]] = []
+        #: Built by the root through :meth:`new_event_bus` and :meth:`new_executions`.
+        self.relay: EventRelay | None = None
+        self._executions: LeasedExecutions | None = None
 
-    async def start(self) -> None:
+    def new_event_bus(self, *, buffer: int, buffer_bytes: int, observer: Observer) -> ClusterBus:
+        """The cluster bus, and the relay that feeds it."""
+        bus = ClusterBus(buffer=buffer, buffer_bytes=buffer_bytes, observer=observer)
+        self.relay = _relay(self.config, self.store, bus, self._cancel_here, self._on_bus_health)
+        return bus
+
+    def new_executions(
+        self, drive: Drive, writer: TaskWriter, *, observer: Observer, time_limit: float | None
+    ) -> LeasedExecutions:
+        """The leased executions (control messages over the relay)."""
+        control = self.relay.send_control if self.relay is not None else None
+        self._executions = LeasedExecutions(
+            drive, writer, self.store, self.config, control=control, observer=observer, time_limit=time_limit
+        )
+        return self._executions
+
+    @property
+    def executions(self) -> LeasedExecutions:
+        """The leased executions (once built: :meth:`new_executions`)."""
+        assert self._executions is not None, "the cluster's executions are not built yet"
+        return self._executions
+
+    def _cancel_here(self, task_id: str) -> None:
+        self.executions.cancel_here(task_id)
+
+    async def start(self, kernel: Kernel | None = None) -> None:
         """Listens for other replicas' task events, reaps what expired while
         no replica was watching, then starts the heartbeat and reaper loops
         (the reaper also prunes the events of tasks terminal for longer than
         ``event_retention``)."""
         if self.relay is not None:
-            self.relay.on_cancel = self.executions.cancel_here
-            self.executions.control = self.relay.send_control
             await self.relay.start()
         await self.reap()
         loop = asyncio.get_running_loop()
@@ -374,7 +420,7 @@ class Cluster:
                     and await self._resume(lease, stored)
                 ):
                     return  # the resumed execution releases the lease when it ends
-                done = await fail_lost_task(self.writer, lease.owner, stored, why, fence=fence)
+                done = await fail_lost_task(self.executions.writer, lease.owner, stored, why, fence=fence)
                 if done is not None:
                     log.warning("task %s: execution lost (%s): marked FAILED", fence.task_id, why)
                     return  # the FAILED write dropped the lease

@@ -26,11 +26,12 @@ from typing import Protocol, runtime_checkable
 
 from a2a_grpc.context import Owner
 from a2a_grpc.core._drive import TaskWriter
+from a2a_grpc.core.features import Feature, Kernel
 from a2a_grpc.core.ports import Fence, LeaseLostError, StoredTask, VersionConflictError
 from a2a_grpc.protocol._taskupdate import apply_event
 from a2a_grpc.types import new_id, now_timestamp, pb
 
-__all__ = ["ActiveTaskScan", "fail_lost_task", "lost_event", "recover_on_start"]
+__all__ = ["ActiveTaskScan", "Recovery", "fail_lost_task", "lost_event", "recover_on_start"]
 
 log = logging.getLogger("a2a_grpc.cluster.recovery")
 
@@ -127,3 +128,14 @@ async def recover_on_start(store: ActiveTaskScan, writer: TaskWriter) -> int:
     if marked:
         log.warning("crash recovery: %d task(s) left active by an earlier process marked FAILED", marked)
     return marked
+
+
+class Recovery(Feature):
+    """Start-up recovery of a single-process server as a Feature: on start,
+    :func:`recover_on_start` over the server's store, when it can list its
+    active tasks (:class:`ActiveTaskScan`: the SQL store), before the ports
+    are bound."""
+
+    async def start(self, kernel: Kernel) -> None:
+        if isinstance(kernel.store, ActiveTaskScan):
+            await recover_on_start(kernel.store, kernel.writer)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from a2a_grpc.cluster._bus import ClusterBus, EventRelay
@@ -50,8 +50,12 @@ class RedisEventRelay(EventRelay):
         name: str = "",
         retry_seconds: float = 0.5,
         sweep_seconds: float = 1.0,
+        on_cancel: Callable[[str], None] | None = None,
+        on_health: Callable[[bool], Awaitable[None]] | None = None,
     ) -> None:
-        super().__init__(store, bus, name=name, retry_seconds=retry_seconds)
+        super().__init__(
+            store, bus, name=name, retry_seconds=retry_seconds, on_cancel=on_cancel, on_health=on_health
+        )
         self.url = url
         self.sweep_seconds = sweep_seconds
         self.events_stream = f"{store.table_prefix}events"

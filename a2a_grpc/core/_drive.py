@@ -91,12 +91,13 @@ class TaskWriter:
         wake: Callable[[], None] | None,
         *,
         max_task_bytes: int = 0,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         self.store = store
         self.configs = configs
         self.bus = bus
         self.wake = wake
-        self.observer: Observer = NO_OBSERVER
+        self.observer = observer
         #: Largest serialized task an execution may grow (0: unlimited).
         self.max_task_bytes = max_task_bytes
         #: Whether the store takes several events in one update (``events``):

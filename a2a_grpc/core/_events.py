@@ -139,11 +139,17 @@ class EventBus:
     subscribers, in publication order. ``observer`` hears of subscribers
     closed for lagging."""
 
-    def __init__(self, *, buffer: int = 1024, buffer_bytes: int = DEFAULT_BUFFER_BYTES) -> None:
+    def __init__(
+        self,
+        *,
+        buffer: int = 1024,
+        buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+        observer: Observer = NO_OBSERVER,
+    ) -> None:
         self._buffer = buffer
         self._buffer_bytes = buffer_bytes
         self._subs: dict[str, set[Subscription]] = {}
-        self.observer: Observer = NO_OBSERVER
+        self.observer = observer
 
     def subscribe(self, task_id: str) -> Subscription:
         """A new subscription to ``task_id``'s future events (none is missed

@@ -88,18 +88,25 @@ class Executions:
     ``ended`` counts the executions ended so far, so that a caller who read a
     task before starting can tell whether it may have changed since.
     ``observer`` wraps each execution (spans, the active-executions gauge).
+    ``time_limit``: seconds an execution may run before it is interrupted
+    ("timeout": its task ends FAILED); None: no limit (a2a_grpc.auth._limits).
     """
 
-    def __init__(self, drive: Drive, bus: EventBus) -> None:
+    def __init__(
+        self,
+        drive: Drive,
+        bus: EventBus,
+        *,
+        observer: Observer = NO_OBSERVER,
+        time_limit: float | None = None,
+    ) -> None:
         self._drive = drive
         self._bus = bus
         self._running: dict[str, Execution] = {}
         self.ended = 0
         self.closing = False
-        self.observer: Observer = NO_OBSERVER
-        #: Seconds an execution may run before it is interrupted ("timeout":
-        #: its task ends FAILED); None: no limit (a2a_grpc.auth._limits).
-        self.time_limit: float | None = None
+        self.observer = observer
+        self.time_limit = time_limit
 
     def running_for(self, user: str) -> int:
         """How many executions of ``user``'s tasks run in this process."""

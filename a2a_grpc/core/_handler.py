@@ -18,7 +18,7 @@ page tokens :mod:`a2a_grpc.protocol._paging`'s.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -39,7 +39,7 @@ from a2a_grpc.protocol._taskupdate import apply_event
 from a2a_grpc.protocol._validation import check_id
 from a2a_grpc.types import is_final, is_terminal, new_task_id, pb
 
-__all__ = ["HandlerConfig", "HandlerStore", "PushSink", "RequestHandler"]
+__all__ = ["HandlerConfig", "HandlerStore", "PushSink", "RequestHandler", "push_wake"]
 
 
 class PushSink(Protocol):
@@ -50,6 +50,13 @@ class PushSink(Protocol):
 
     def wake(self) -> None:
         """New outbox rows were committed."""
+
+
+def push_wake(card: pb.AgentCard, push: PushSink | None) -> Callable[[], None] | None:
+    """What the task writer calls once outbox rows are committed: the push
+    sink's ``wake`` when there is a sink and ``card`` declares push
+    notifications, else None (push delivery off: no webhooks are read)."""
+    return push.wake if push is not None and card.capabilities.push_notifications else None
 
 
 class HandlerStore(TaskStore, PushConfigStore, Protocol):
@@ -107,11 +114,17 @@ class RequestHandler:
     """The transport-neutral A2A core; one coroutine per operation.
 
     ``store`` holds tasks and push configs. ``card`` is the public Agent Card
-    (capabilities decide which operations are offered: spec §3.3.4).
-    ``extended_card`` answers GetExtendedAgentCard. ``push`` enables webhook
-    delivery; without it, or when the card does not declare
-    ``pushNotifications``, push operations answer
+    without its interfaces (capabilities decide which operations are
+    offered: spec §3.3.4). ``extended_card`` answers GetExtendedAgentCard.
+    ``push`` enables webhook delivery; without it, or when the card does not
+    declare ``pushNotifications``, push operations answer
     PUSH_NOTIFICATION_NOT_SUPPORTED.
+
+    ``bus``, ``writer`` and ``executions`` are the kernel's parts as the
+    composition root built them (:mod:`a2a_grpc.server`: cluster mode's,
+    with the features' observer); each one not given is built here, the
+    plain way, from the ones before it (the writer's bus is ``bus``, the
+    executions drive the agent through ``writer``).
     """
 
     def __init__(
@@ -123,26 +136,26 @@ class RequestHandler:
         config: HandlerConfig | None = None,
         extended_card: pb.AgentCard | None = None,
         push: PushSink | None = None,
+        bus: EventBus | None = None,
+        writer: TaskWriter | None = None,
+        executions: Executions | None = None,
     ) -> None:
         self.executor = executor
         self.store = store
         self.card = card
         self.extended_card = extended_card
-        self.config = config or HandlerConfig()
+        self.config = cfg = config or HandlerConfig()
         self.push = push
-        self.bus = EventBus(
-            buffer=self.config.subscriber_buffer, buffer_bytes=self.config.subscriber_buffer_bytes
-        )
-        # Push is on when there is a sink and the card declares it (read once:
-        # A2AServer replaces the card later only to fill in its interfaces).
-        wake = push.wake if push is not None and card.capabilities.push_notifications else None
-        self.writer = TaskWriter(store, store, self.bus, wake, max_task_bytes=self.config.max_task_bytes)
+        if bus is None:
+            bus = EventBus(buffer=cfg.subscriber_buffer, buffer_bytes=cfg.subscriber_buffer_bytes)
+        if writer is None:
+            writer = TaskWriter(store, store, bus, push_wake(card, push), max_task_bytes=cfg.max_task_bytes)
+        if executions is None:
+            executions = Executions(Driver(executor, writer).drive, bus)
+        self.bus, self.writer, self.executions = bus, writer, executions
         self.push_configs = PushConfigs(
-            store,
-            max_per_task=self.config.push_max_configs_per_task,
-            max_per_owner=self.config.push_max_configs_per_owner,
+            store, max_per_task=cfg.push_max_configs_per_task, max_per_owner=cfg.push_max_configs_per_owner
         )
-        self.executions = Executions(Driver(executor, self.writer).drive, self.bus)
 
     async def _get_task(self, task_id: str, owner: Owner) -> StoredTask:
         stored = await self.store.get(task_id, owner)

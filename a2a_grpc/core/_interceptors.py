@@ -10,6 +10,8 @@ The order is fixed, the same for every RPC (streaming ones included), so the
 same bad request gets the same error whatever the RPC::
 
     [telemetry]              spans, request log, metrics       a2a_grpc.telemetry
+    [audit]                  what was done                     a2a_grpc.auth._audit (ahead of authentication,
+                                                               to see the calls it refuses)
     [authentication]         who is calling                    a2a_grpc.auth (with an auth policy)
     [limits]                 rate and concurrency              a2a_grpc.auth._limits (with [limits])
     1 VersionNegotiation     A2A-Version               spec §3.6
@@ -19,8 +21,9 @@ same bad request gets the same error whatever the RPC::
     [authorization]          tenant binding, extended card     a2a_grpc.auth (with an auth policy)
     5 the server's own interceptors (``ServerConfig.interceptors``), in list order
       the operation (RequestHandler)
-    [audit]                  what was done                     (a2a_grpc.auth._audit: in the telemetry slot,
-                                                               to see failed authentications)
+
+The bracketed steps are slots the server's features fill
+(:data:`a2a_grpc.core.features.SLOTS`; the composition root assembles the chain).
 
 ``before`` runs top to bottom; ``after`` runs bottom to top, once per call,
 for each interceptor whose ``before`` returned. For a server-streaming RPC

@@ -8,4 +8,9 @@ runs), and converts the answer back. The conversion is table-driven
 declarative table of A2A v0.3); :mod:`a2a_grpc.dialects._jsonrpc` serves the v0.3
 JSON-RPC methods at the v1.0 JSON-RPC URL. The choices made for every lossy
 mapping are listed in docs/dialects.md.
+
+The server serves them as one :class:`~a2a_grpc.core.features.Feature`,
+:class:`a2a_grpc.dialects._feature.Dialects`: its HTTP mounts, the v0.3 gRPC
+service and the legacy push bodies (the bindings and push delivery import
+no dialect).
 """

@@ -109,14 +109,16 @@ class TutorialRoutes:
         self.keepalive = keepalive
         self.stopping = stopping
 
-    def add_to(self, app: web.Application, guard: Callable[[Handler], Handler] = lambda h: h) -> None:
-        """Adds the routes (ahead of the v1.0 catch-all), each handler
-        wrapped by ``guard`` (:func:`a2a_grpc.bindings._http.fallback.guarded`)."""
-        app.router.add_post("/tasks/send", guard(self._wrap(self._send)))
-        app.router.add_post("/tasks/sendSubscribe", guard(self._wrap(self._subscribe)))
-        app.router.add_get(f"/tasks/{_ID}", guard(self._wrap(self._get, shared=True)))
-        app.router.add_post(f"/tasks/{_ID}/cancel", guard(self._wrap(self._cancel)))
-        app.router.add_post(f"/tasks/{_ID}/send", guard(self._wrap(self._send)))
+    def routes(self) -> list[tuple[str, str, Handler]]:
+        """The routes as (method, path, handler), to go ahead of the v1.0
+        catch-all (:meth:`a2a_grpc.bindings._http.app.Gateway.add_route`)."""
+        return [
+            ("POST", "/tasks/send", self._wrap(self._send)),
+            ("POST", "/tasks/sendSubscribe", self._wrap(self._subscribe)),
+            ("GET", f"/tasks/{_ID}", self._wrap(self._get, shared=True)),
+            ("POST", f"/tasks/{_ID}/cancel", self._wrap(self._cancel)),
+            ("POST", f"/tasks/{_ID}/send", self._wrap(self._send)),
+        ]
 
     def _lenient(self) -> bool:
         """Whether the server serves a request without ``A2A-Version`` as 1.0."""

@@ -137,10 +137,12 @@ def _closing(event: pb.StreamResponse, last: pb.StreamResponse | None) -> pb.Str
 
 class V03Servicer(v03pb_grpc.A2AServiceServicer):
     """The ten RPCs of ``a2a.v1.A2AService`` on ``servicer`` (the v1.0
-    :class:`~a2a_grpc.bindings._servicer.A2AServicer`); see the module docstring."""
+    :class:`~a2a_grpc.bindings._servicer.A2AServicer`); see the module
+    docstring. ``card`` is the public card as served (GetAgentCard's)."""
 
-    def __init__(self, servicer: Any) -> None:
+    def __init__(self, servicer: Any, card: Callable[[], pb.AgentCard]) -> None:
         self.servicer = servicer
+        self.card = card
 
     async def _unary(self, rpc: Rpc, request: ProtoMessage, context: Any) -> Any:
         try:
@@ -162,9 +164,9 @@ class V03Servicer(v03pb_grpc.A2AServiceServicer):
             if refused.error.code not in _NO_EXTENDED_CARD:
                 raise
             card = pb.AgentCard()
-            card.CopyFrom(self.servicer.handler.card)
+            card.CopyFrom(self.card())
         if not card.supported_interfaces:  # the extended card: the public card's endpoints
-            card.supported_interfaces.extend(self.servicer.handler.card.supported_interfaces)
+            card.supported_interfaces.extend(self.card().supported_interfaces)
         return card
 
     async def _stream(self, rpc: Rpc, request: ProtoMessage, context: Any) -> AsyncIterator[Any]:

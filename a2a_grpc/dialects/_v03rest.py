@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -46,6 +46,7 @@ from a2a_grpc.dialects._v03proto import DIALECT, http_routes, named_error
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.protocol import protojson
 from a2a_grpc.protocol._httprule import MethodNotAllowed, RouteMatch, RouteNotFound
+from a2a_grpc.types import pb
 
 __all__ = ["CONTENT_TYPE", "V03RestBinding", "v03_requested"]
 
@@ -111,19 +112,21 @@ _NORMALISED = {"SendMessage": "SendMessageRequest", "SendStreamingMessage": "Sen
 
 class V03RestBinding:
     """Serves ``/v1/...`` (under the gateway's prefix): v0.3 onto ``servicer``
-    (the v1.0 A2AServicer, behind a :class:`V03Servicer`), everything that is
-    not v0.3 onto the v1.0 ``fallback`` binding."""
+    (the v1.0 A2AServicer, behind a :class:`V03Servicer` serving ``card``,
+    the public card as served), everything that is not v0.3 onto the v1.0
+    ``fallback`` binding."""
 
     def __init__(
         self,
         servicer: Any,
         fallback: RestBinding,
+        card: Callable[[], pb.AgentCard],
         *,
         prefix: str = "",
         keepalive: float = 15.0,
         stopping: asyncio.Event | None = None,
     ) -> None:
-        self.servicer = V03Servicer(servicer)
+        self.servicer = V03Servicer(servicer, card)
         self.fallback = fallback
         self.table = http_routes()
         self.prefix = prefix.rstrip("/")

@@ -6,12 +6,14 @@ the update, then calls :meth:`PushDispatcher.wake`. This module turns those
 rows into HTTP POSTs:
 
 * **What is sent** — ``POST {config.url}`` with the stored event in the
-  dialect the config was registered in (legacy digest C21, :data:`BODIES`):
-  for A2A 1.0 the ProtoJSON of the ``StreamResponse`` (camelCase names, enum
-  names; a NaN or infinite number in a data value is ``null``), ``Content-Type:
-  application/a2a+json``; for A2A 0.3 the bare v0.3 event (``kind``,
-  lowercase-dash states, ``final`` on status updates: true at a terminal or
-  interrupted state), ``Content-Type: application/json``. Then
+  dialect the config was registered in (legacy digest C21): for A2A 1.0 the
+  ProtoJSON of the ``StreamResponse`` (camelCase names, enum names; a NaN or
+  infinite number in a data value is ``null``), ``Content-Type:
+  application/a2a+json``; for another dialect the body its encoder makes
+  (the ``bodies`` given to :meth:`PushDispatcher.start`: the server gives
+  the legacy dialects', :mod:`a2a_grpc.dialects._push` — for A2A 0.3 the bare
+  v0.3 event, ``Content-Type: application/json``); a dialect without one
+  gets the v1.0 body. Then
   ``Authorization: {scheme} {credentials}`` when the
   config has ``authentication``, ``X-A2A-Notification-Token`` when it has a
   ``token``, and ``A2A-Notification-Id: {event_id}`` — stable across retries so
@@ -56,7 +58,7 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -66,8 +68,6 @@ from google.protobuf.message import DecodeError
 
 from a2a_grpc.core.hooks import NO_OBSERVER, Observer
 from a2a_grpc.core.ports import V1_DIALECT, OutboxRecord, PushConfigStore, PushOutbox, get_push_target
-from a2a_grpc.dialects import _v01 as v01
-from a2a_grpc.dialects import _v03 as v03
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.protocol import protojson
 from a2a_grpc.push._ssrf import (
@@ -133,12 +133,11 @@ class PushDispatcher:
     (task, config) delivered at once and the open connections.
     ``poll_interval_seconds`` is how often the outbox is read without a
     :meth:`wake`; ``batch_size`` how many due rows one read returns.
-    ``getaddrinfo`` replaces the DNS resolver (tests). ``observer`` wraps
-    each POST and hears of each outcome (metrics, spans; see
-    :mod:`a2a_grpc.telemetry`).
+    ``getaddrinfo`` replaces the DNS resolver (tests).
 
     Lifecycle: ``await start()`` on the serving loop (after ``store.open()``),
-    ``await stop()`` before ``store.close()``.
+    ``await stop()`` before ``store.close()``; the server starts it with its
+    observer and the dialects' push bodies (see :meth:`start`).
     """
 
     def __init__(
@@ -175,7 +174,8 @@ class PushDispatcher:
         #: Counters since construction: attempts (POSTs started), delivered,
         #: retried (failed attempts scheduled again), dead, dropped (config gone).
         self.stats: dict[str, int] = {"attempts": 0, "delivered": 0, "retried": 0, "dead": 0, "dropped": 0}
-        self.observer: Observer = NO_OBSERVER
+        self._observer: Observer = NO_OBSERVER
+        self._bodies: Mapping[str, BodyEncoder] = BODIES
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -237,12 +237,20 @@ class PushDispatcher:
 
     # --- lifecycle --------------------------------------------------------------
 
-    async def start(self) -> None:
+    async def start(
+        self, *, observer: Observer = NO_OBSERVER, bodies: Mapping[str, BodyEncoder] | None = None
+    ) -> None:
         """Opens the HTTP client and starts the delivery loop. Idempotent.
 
-        Rows left pending by an earlier process are delivered from here on."""
+        ``observer`` wraps each POST of this run and hears of each outcome
+        (metrics, spans: :mod:`a2a_grpc.telemetry`); ``bodies`` encode the
+        bodies of configs registered in other dialects than v1.0 (dialect →
+        encoder, :data:`BodyEncoder`). Rows left pending by an earlier
+        process are delivered from here on."""
         if self._runner is not None:
             return
+        self._observer = observer
+        self._bodies = {**BODIES, **(bodies or {})}
         self._loop = asyncio.get_running_loop()
         self._wakeup = asyncio.Event()
         connector = aiohttp.TCPConnector(
@@ -401,7 +409,7 @@ class PushDispatcher:
         target = await get_push_target(self._store, entry.task_id, entry.config_id)
         if target is None:
             self.stats["dropped"] += 1
-            self.observer.push_outcome("dropped")
+            self._observer.push_outcome("dropped")
             log.info(
                 "push: dropped task=%s config=%s event=%s: the config no longer exists",
                 entry.task_id,
@@ -415,7 +423,7 @@ class PushDispatcher:
         outcome, host = await self._post(rec, *target, attempt)
         await self._mark(rec, outcome, attempt)
         ids = (entry.task_id, entry.config_id, entry.event_id, host, attempt)
-        self.observer.push_outcome("retried" if outcome.state == "pending" else outcome.state)
+        self._observer.push_outcome("retried" if outcome.state == "pending" else outcome.state)
         if outcome.state == "delivered":
             self.stats["delivered"] += 1
             log.info("push: delivered task=%s config=%s event=%s host=%s attempt=%d", *ids)
@@ -453,7 +461,7 @@ class PushDispatcher:
             return self._dead(f"refused by the SSRF guard: {err}"), "?"
         host = target.host
         try:
-            content_type, body = _body(rec.entry.payload, dialect)
+            content_type, body = _body(rec.entry.payload, dialect, self._bodies)
         except (DecodeError, ValueError, protojson.EncodeError, A2AError) as err:
             return self._dead(f"the stored event cannot be encoded: {err}"), host
         headers = {"Content-Type": content_type, NOTIFICATION_ID_HEADER: rec.entry.event_id}
@@ -473,12 +481,12 @@ class PushDispatcher:
             host,
         )
         try:
-            with self.observer.push_delivery(rec.entry, headers):
+            with self._observer.push_delivery(rec.entry, headers):
                 async with self._session.post(
                     target.url, data=body, headers=headers, allow_redirects=False
                 ) as resp:
                     status = resp.status
-                    self.observer.push_response(status)
+                    self._observer.push_response(status)
                     retry_after = resp.headers.get("Retry-After")
                     # A short answer is read so the connection can be reused; a
                     # longer one is not waited for (the connection is closed).
@@ -525,40 +533,24 @@ def _v1_body(event: dict[str, Any]) -> tuple[str, bytes]:
     return CONTENT_TYPE, protojson.dumps(event).encode()
 
 
-def _v03_body(event: dict[str, Any]) -> tuple[str, bytes]:
-    """The bare v0.3 event, ``final`` set as the v0.3 stream would (C2, C21)."""
-    legacy = v03.DIALECT.down("StreamResponse", event)
-    if legacy.get("kind") == "status-update":
-        legacy["final"] = v03.final_of(legacy, closes_on_interrupt=True)
-    return "application/json", protojson.dumps(legacy).encode()
-
-
-def _v01_body(event: dict[str, Any]) -> tuple[str, bytes]:
-    """The oldest shape's body (C21): a Task snapshot as the v0.1 Task
-    (without history), a status or artifact update as the v0.1 event that
-    ``tasks/sendSubscribe`` streams (``{id, status, final}``, ``{id,
-    artifact}``). A webhook call has no stream to number artifacts in, so an
-    artifact's ``index`` is 0 there; its ``name`` tells artifacts apart."""
-    if "task" in event:
-        return "application/json", protojson.dumps(v01.push_body(event["task"])).encode()
-    legacy = v01.Events().down(event)
-    return "application/json", protojson.dumps(legacy[-1] if legacy else {}).encode()
-
-
-#: The push body of each dialect a config may be registered in (C21). A
-#: dialect without an entry (e.g. one a newer release recorded) gets the
+#: The push body of each dialect a config may be registered in (C21): here
+#: v1.0's; the others come from the dialects (:meth:`PushDispatcher.start`).
+#: A dialect without an entry (e.g. one a newer release recorded) gets the
 #: v1.0 body.
-BODIES: dict[str, BodyEncoder] = {V1_DIALECT: _v1_body, "0.3": _v03_body, "0.1": _v01_body}
+BODIES: Mapping[str, BodyEncoder] = {V1_DIALECT: _v1_body}
 
 
-def _body(payload: bytes, dialect: str = V1_DIALECT) -> tuple[str, bytes]:
+def _body(
+    payload: bytes, dialect: str = V1_DIALECT, bodies: Mapping[str, BodyEncoder] = BODIES
+) -> tuple[str, bytes]:
     """(Content-Type, body) of a serialized ``StreamResponse`` for a webhook
-    registered in ``dialect``. Encoded by :mod:`a2a_grpc.protocol.protojson`, so a NaN
+    registered in ``dialect``, encoded by ``bodies[dialect]`` (the v1.0 body
+    when it has none). Encoded by :mod:`a2a_grpc.protocol.protojson`, so a NaN
     or infinite number in a data value is ``null`` rather than a failure."""
     event = pb.StreamResponse.FromString(payload)
     if event.WhichOneof("payload") is None:
         raise ValueError("the StreamResponse is empty")
-    return BODIES.get(dialect, _v1_body)(protojson.to_dict(event))
+    return bodies.get(dialect, _v1_body)(protojson.to_dict(event))
 
 
 def _retry_after_seconds(value: str | None) -> float | None:

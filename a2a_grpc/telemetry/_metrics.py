@@ -11,7 +11,7 @@ replica and each server in a process exposes its own) and feeds it from:
   ``binding`` (``grpc``, ``jsonrpc``, ``rest``): the outcome is the gRPC
   status code name on every binding (the one error table maps it to the HTTP
   status and the JSON-RPC code);
-* the :class:`~a2a_grpc.telemetry.Observer` hooks of the core: tasks created
+* the :class:`~a2a_grpc.core.hooks.Observer` hooks of the core: tasks created
   and state changes by state, active executions, subscribers closed for
   lagging, push attempts and outcomes;
 * :class:`~a2a_grpc.telemetry._store.TimedStore`: store operation latency;
@@ -28,10 +28,11 @@ import asyncio
 import logging
 import platform
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager, contextmanager
 from functools import cache
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import descriptor_pool
 from google.protobuf.message import Message as ProtoMessage
@@ -56,10 +57,9 @@ from a2a_grpc.types import state_label
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from a2a_grpc.core._handler import RequestHandler
     from a2a_grpc.core.ports import OutboxEntry, PushOutbox
 
-__all__ = ["METRICS_PATH", "Metrics", "RpcMetrics", "metrics_app"]
+__all__ = ["METRICS_PATH", "Metrics", "RpcMetrics", "metrics_app", "serve_metrics"]
 
 log = logging.getLogger("a2a_grpc.telemetry")
 
@@ -123,13 +123,17 @@ class RpcMetrics(CallInterceptor):
 
 class Metrics(Observer):
     """The server's Prometheus metrics (see the module docstring). Build it
-    once per server; :meth:`attach` connects it to a handler and its push
-    dispatcher."""
+    once per server; it is the server's observer (with the others) and
+    times the store (:meth:`timed`). ``outbox``: the store whose push outbox
+    figures a scrape reads (as given, so that the scrape's own reads are not
+    store latency; None: push delivery is off)."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self, registry: CollectorRegistry | None = None, *, outbox: PushOutbox | None = None
+    ) -> None:
         disable_created_metrics()  # no ``*_created`` series: they only clutter dashboards
         self.registry = registry or CollectorRegistry()
-        self._outbox: PushOutbox | None = None
+        self._outbox = outbox
         self._define_rpc()
         self._define_core()
         self._define_push()
@@ -212,14 +216,10 @@ class Metrics(Observer):
     def _store_operation(self, operation: str, outcome: str, seconds: float) -> None:
         self.store_seconds.labels(operation, outcome).observe(seconds)
 
-    def watch(self, handler: RequestHandler, push: object | None) -> None:
-        """Reads the subscriber count from ``handler``'s event bus and, while
-        ``push`` is on, the outbox figures from its store. (The hooks are
-        connected by :func:`a2a_grpc.telemetry.attach`.)"""
-        self.subscribers.set_function(handler.bus.total_subscribers)
-        if push is not None:
-            # the scrape's own reads are not store latency
-            self._outbox = cast("PushOutbox", getattr(handler.store, "inner", handler.store))
+    def count_subscribers(self, count: Callable[[], int]) -> None:
+        """``a2a_stream_subscribers`` reads ``count()`` (the event bus's
+        ``total_subscribers``) when scraped."""
+        self.subscribers.set_function(count)
 
     # --- Observer ---------------------------------------------------------------
 
@@ -297,6 +297,23 @@ def metrics_app(metrics: Metrics) -> web.Application:
     app = web.Application()
     app.router.add_get(METRICS_PATH, metrics.handle)
     return app
+
+
+async def serve_metrics(metrics: Metrics, host: str, port: int) -> tuple[web.AppRunner, int]:
+    """Serves :func:`metrics_app` on ``host:port`` (0: any free port): its
+    runner (``cleanup()`` stops it) and the bound port. Raises OSError."""
+    from aiohttp import web
+
+    runner = web.AppRunner(metrics_app(metrics), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    sockets = getattr(site._server, "sockets", None) or []
+    return runner, sockets[0].getsockname()[1] if sockets else port
 
 
 def _versions() -> dict[str, str]:

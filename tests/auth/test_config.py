@@ -134,8 +134,9 @@ def test_the_complete_example_of_docs_auth_md_loads_and_describes_the_card_it_sh
         "bob": (False, "acme"),
         "old-ci": (True, None),
     }
-    card = pb.AgentCard()
-    policy.describe_card(card)
+    given = pb.AgentCard()
+    card = policy.with_schemes(given)
+    assert given == pb.AgentCard()  # a card decorator: the card it is given is not changed
     shown = json.loads("{" + json_block + "}")
     described = json_format.MessageToDict(card)
     assert described["securitySchemes"] == shown["securitySchemes"]

@@ -19,6 +19,7 @@ from aiohttp import web
 
 from a2a_grpc.bindings._http.app import create_app
 from a2a_grpc.bindings._servicer import abort
+from a2a_grpc.dialects._feature import Dialects
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import pb
 
@@ -120,7 +121,12 @@ async def gw() -> AsyncIterator[Gateway]:
     servicer = FakeServicer()
     card = [CARD]
     app = create_app(
-        servicer, lambda: card[0], keepalive_seconds=0.2, card_max_age_seconds=60, max_body_bytes=64 * 1024
+        servicer,
+        lambda: card[0],
+        keepalive_seconds=0.2,
+        card_max_age_seconds=60,
+        max_body_bytes=64 * 1024,
+        mounts=Dialects().http_mounts(),  # as a server mounts them: the legacy card paths
     )
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1)
     await runner.setup()

@@ -23,6 +23,7 @@ from a2a_grpc.context import CallContext, Owner
 from a2a_grpc.core._execution import Execution
 from a2a_grpc.core._handler import RequestHandler
 from a2a_grpc.core.ports import Fence, LeaseLostError, VersionConflictError
+from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store._sql.raw import AsyncpgConnection
 from a2a_grpc.types import pb
 from tests.cluster.replicas import drop_database, fresh_database
@@ -51,6 +52,14 @@ async def store() -> AsyncIterator[ClusterStore]:
 def _new_lease(task_id: str, ttl: float = 5.0) -> tuple[NewLease, list[Fence | None]]:
     taken: list[Fence | None] = []
     return NewLease(task_id, 0, "r1", ttl, taken.append, []), taken
+
+
+def _replica(store: ClusterStore) -> tuple[RequestHandler, Cluster]:
+    """The handler and the cluster of an echo replica "r1", as the server
+    builds them (not started: the test drives them)."""
+    server = A2AServer(EchoAgent(), store, ServerConfig(cluster=ClusterConfig(replica_id="r1")))
+    assert server.cluster is not None and server.handler.executions is server.cluster.executions
+    return server.handler, server.cluster
 
 
 async def _holder(store: ClusterStore, task_id: str) -> str | None:
@@ -184,8 +193,7 @@ async def test_a_cluster_send_message_is_one_write_and_no_lease_transaction(
         return execute(self, statement, params)
 
     monkeypatch.setattr(AsyncpgConnection, "execute", counted)
-    handler = RequestHandler(EchoAgent(), store, EchoAgent.card)
-    cluster = Cluster.attach(handler, store, ClusterConfig(replica_id="r1"))
+    handler, cluster = _replica(store)
     await cluster.start()  # its first reap runs on the pool: counted from here
     pooled: list[str] = []
 
@@ -218,8 +226,7 @@ async def test_the_heartbeat_does_not_stop_an_execution_whose_terminal_write_is_
 ) -> None:
     """A terminal write deletes the lease row before the execution hears of
     its commit: a renewal that misses the row meanwhile is no takeover."""
-    handler = RequestHandler(EchoAgent(), store, EchoAgent.card)
-    cluster = Cluster.attach(handler, store, ClusterConfig(replica_id="r1"))
+    handler, cluster = _replica(store)
     ex = Execution("t9", "ctx-1", OWNER, pb.Message(), None, None)
     try:
         cluster.executions.leased[987654] = ex  # no such lease row

@@ -22,8 +22,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from a2a_grpc.client import A2AClient
 from a2a_grpc.core.ports import OutboxEntry, get_push_target, put_push_config
+from a2a_grpc.dialects._push import PUSH_BODIES
 from a2a_grpc.push import PushDispatcher
-from a2a_grpc.push._dispatcher import _body
+from a2a_grpc.push._dispatcher import BODIES, _body
 from a2a_grpc.server import A2AServer, ServerConfig
 from a2a_grpc.store import InMemoryTaskStore, SqlTaskStore, TaskStore
 from a2a_grpc.types import pb
@@ -284,7 +285,7 @@ async def test_nan_in_a_data_part_is_delivered_as_null(
     config = pb.TaskPushNotificationConfig(task_id=task_id, id="c", url=receiver.url("/nan"))
     await put_push_config(store, OWNER, config, dialect)
     dispatcher = PushDispatcher(store, **FAST)  # type: ignore[arg-type]
-    await dispatcher.start()
+    await dispatcher.start(bodies=PUSH_BODIES)  # as a server starts it: the dialects' bodies
     try:
         await _emit(store, task_id, "c", _nan_event(task_id))
         dispatcher.wake()
@@ -301,10 +302,13 @@ async def test_nan_in_a_data_part_is_delivered_as_null(
     [(pb.TASK_STATE_WORKING, False), (pb.TASK_STATE_INPUT_REQUIRED, True), (pb.TASK_STATE_FAILED, True)],
 )
 def test_v03_status_bodies_carry_final(state: int, final: bool) -> None:
-    content_type, body = _body(_status_event("t", state).SerializeToString(), "0.3")
+    bodies = {**BODIES, **PUSH_BODIES}
+    content_type, body = _body(_status_event("t", state).SerializeToString(), "0.3", bodies)
     assert content_type == "application/json"
     assert b'"kind":"status-update"' in body
     assert (b'"final":true' in body) is final
     assert (
-        _body(_status_event("t", state).SerializeToString(), "0.9")[0] == "application/a2a+json"
+        _body(_status_event("t", state).SerializeToString(), "0.9", bodies)[0] == "application/a2a+json"
     )  # unknown: v1.0
+    # Push delivery alone knows v1.0 only: a v0.3 config gets the v1.0 body.
+    assert _body(_status_event("t", state).SerializeToString(), "0.3")[0] == "application/a2a+json"

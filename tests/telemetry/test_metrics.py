@@ -247,9 +247,8 @@ async def test_subscriber_closed_for_lagging_is_counted() -> None:
     from a2a_grpc.telemetry._metrics import Metrics
 
     metrics = Metrics()
-    bus = EventBus(buffer=2)
-    bus.observer = metrics
-    metrics.subscribers.set_function(bus.total_subscribers)
+    bus = EventBus(buffer=2, observer=metrics)
+    metrics.count_subscribers(bus.total_subscribers)
     slow, fast = bus.subscribe("t"), bus.subscribe("t")
     assert Scrape((await metrics.exposition()).decode()).value("a2a_stream_subscribers") == 2
     for version in (1, 2):

@@ -5,15 +5,14 @@
 * JSON-RPC 2.0 at ``POST jsonrpc_path`` (:mod:`a2a_grpc.bindings._http.jsonrpc`);
 * HTTP+JSON at ``rest_prefix`` + the paths of the proto's ``google.api.http``
   rules, compiled at start-up (:mod:`a2a_grpc.protocol._httprule`, :mod:`a2a_grpc.bindings._http.rest`);
-* the legacy dialects (:mod:`a2a_grpc.dialects`): the v0.3 and v0.1 JSON-RPC
-  methods at the same JSON-RPC URL (:mod:`a2a_grpc.dialects._jsonrpc`,
-  :mod:`a2a_grpc.dialects._v01calls`), the v0.3 HTTP+JSON routes under
-  ``rest_prefix + "/v1/"`` (:mod:`a2a_grpc.dialects._v03rest`; a ``/v1/...``
-  request with ``A2A-Version: 1.0`` is v1.0 with the tenant ``v1``), and the
-  tutorial's ``/tasks/send`` routes (:mod:`a2a_grpc.dialects._tutorial`);
 * the public Agent Card at ``/.well-known/agent-card.json`` and the legacy
-  ``/.well-known/agent.json`` (v0.1 fields added, :func:`a2a_grpc.dialects._v01.card`;
-  :mod:`a2a_grpc.bindings._http.card`).
+  ``/.well-known/agent.json`` (:mod:`a2a_grpc.bindings._http.card`);
+* what the ``mounts`` add: each is called with the :class:`Gateway` being
+  built, and may add routes (ahead of the HTTP+JSON catch-all), the
+  JSON-RPC methods the v1.0 service does not have, and how each card path
+  renders the card. The server's features give them (the legacy dialects:
+  :mod:`a2a_grpc.dialects`; ``GET /metrics``: :mod:`a2a_grpc.telemetry`), so
+  the bindings import neither.
 
 On shutdown, open SSE streams end cleanly (their generators are closed).
 """
@@ -21,7 +20,7 @@ On shutdown, open SSE streams end cleanly (their generators are closed).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -31,13 +30,6 @@ from a2a_grpc.bindings._http.card import CardEndpoint
 from a2a_grpc.bindings._http.fallback import UNROUTED_PATH, Handler, guarded, unrouted
 from a2a_grpc.bindings._http.jsonrpc import JsonRpcBinding
 from a2a_grpc.bindings._http.rest import RestBinding
-from a2a_grpc.dialects import _v01 as v01
-from a2a_grpc.dialects._jsonrpc import JsonRpcDialect
-from a2a_grpc.dialects._tutorial import TutorialRoutes
-from a2a_grpc.dialects._v01calls import V01JsonRpc
-from a2a_grpc.dialects._v03 import card_json
-from a2a_grpc.dialects._v03rest import V03RestBinding
-from a2a_grpc.protocol import protojson
 from a2a_grpc.protocol._httprule import RouteTable, compile_service
 from a2a_grpc.types import pb
 
@@ -46,6 +38,9 @@ __all__ = [
     "ROUTES_KEY",
     "SERVICER_KEY",
     "STOPPING_KEY",
+    "CardRender",
+    "Gateway",
+    "Mount",
     "create_app",
 ]
 
@@ -59,39 +54,69 @@ STOPPING_KEY = web.AppKey("a2a_stopping", asyncio.Event)
 #: Default limit of a request body: a 16 MiB gRPC message grows by a third in base64.
 DEFAULT_MAX_BODY_BYTES = 24 * 1024 * 1024
 
-
-def _card_json(card: pb.AgentCard, request: web.Request) -> str:
-    """The card in the dialect of the caller's ``A2A-Version`` (header or query)."""
-    return card_json(card, request.headers.get("A2A-Version") or request.query.get("A2A-Version", ""))
+#: Renders the card for one request (the JSON text served).
+CardRender = Callable[[pb.AgentCard, web.Request], str]
 
 
-def _v01_card_json(jsonrpc_path: str) -> Callable[[pb.AgentCard, web.Request], str]:
-    """The card at ``/.well-known/agent.json``: the pure v1.0 card for
-    ``A2A-Version: 1.x``, else the v0.3 hybrid card plus the v0.1 fields."""
+class Gateway:
+    """The gateway being built, as a mount sees it.
 
-    def render(card: pb.AgentCard, request: web.Request) -> str:
-        version = request.headers.get("A2A-Version") or request.query.get("A2A-Version", "")
-        if version.strip().startswith("1."):
-            return protojson.to_json(card)
-        url = str(request.url.with_path(jsonrpc_path).with_query(None))
-        return protojson.dumps(v01.card(protojson.to_dict(card), url))
+    ``servicer`` (the v1.0 A2AServicer), ``card`` (the served card's source),
+    ``rest`` (the v1.0 HTTP+JSON binding: what a mount does not serve goes
+    there), ``prefix``, ``jsonrpc_path``, ``keepalive`` (SSE keep-alive
+    seconds) and ``stopping`` (set at shutdown) are what a mount builds on;
+    :meth:`add_route`, :meth:`add_jsonrpc_methods` and :meth:`render_card`
+    are what it adds. :func:`create_app` registers it all once every mount
+    has run: the card paths, JSON-RPC, the mounts' routes in their order,
+    then the HTTP+JSON catch-all."""
 
-    return render
+    def __init__(
+        self,
+        servicer: Any,
+        card: Callable[[], pb.AgentCard],
+        rest: RestBinding,
+        *,
+        prefix: str,
+        jsonrpc_path: str,
+        keepalive: float,
+        stopping: asyncio.Event,
+    ) -> None:
+        self.servicer = servicer
+        self.card = card
+        self.rest = rest
+        self.prefix = prefix
+        self.jsonrpc_path = jsonrpc_path
+        self.keepalive = keepalive
+        self.stopping = stopping
+        self.routes: list[tuple[str, str, Handler]] = []
+        self.jsonrpc_methods: Any = None
+        self.card_renders: dict[str, CardRender] = {}
+
+    def add_route(self, method: str, path: str, handler: Handler) -> None:
+        """Serves ``method`` (``*``: any; ``GET``: HEAD too) ``path`` with
+        ``handler`` (answering in JSON what it raises:
+        :func:`~a2a_grpc.bindings._http.fallback.guarded`)."""
+        self.routes.append((method, path, handler))
+
+    def add_jsonrpc_methods(self, dialect: Any) -> None:
+        """``dialect`` answers the JSON-RPC methods the v1.0 service does not
+        have (``lookup(name)`` and ``serve(...)``, see
+        :class:`~a2a_grpc.bindings._http.jsonrpc.JsonRpcBinding`); one only.
+        Raises ValueError for a second one."""
+        if self.jsonrpc_methods is not None:
+            raise ValueError("the JSON-RPC URL already serves another dialect")
+        self.jsonrpc_methods = dialect
+
+    def render_card(self, path: str, render: CardRender) -> None:
+        """``render`` turns the card into what ``path`` (one of
+        :data:`CARD_PATHS`) serves (default: its ProtoJSON)."""
+        if path not in CARD_PATHS:
+            raise ValueError(f"{path!r} is not a card path ({', '.join(CARD_PATHS)})")
+        self.card_renders[path] = render
 
 
-def _add_card_and_metrics(
-    app: web.Application,
-    cards: tuple[CardEndpoint, CardEndpoint],
-    metrics: Callable[[web.Request], Awaitable[web.StreamResponse]] | None,
-    guard: Callable[[Handler], Handler],
-) -> None:
-    """The Agent Card at its well-known paths (one endpoint each, in
-    CARD_PATHS order), and ``GET /metrics`` when given (both ahead of the
-    REST catch-all)."""
-    for path, card in zip(CARD_PATHS, cards, strict=True):
-        app.router.add_get(path, guard(card.handle))
-    if metrics is not None:
-        app.router.add_get("/metrics", guard(metrics))
+#: Adds to the gateway being built (see :class:`Gateway`).
+Mount = Callable[[Gateway], None]
 
 
 def create_app(
@@ -104,7 +129,7 @@ def create_app(
     card_max_age_seconds: int = 300,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     max_message_bytes: int | None = None,
-    metrics: Callable[[web.Request], Awaitable[web.StreamResponse]] | None = None,
+    mounts: Sequence[Mount] = (),
 ) -> web.Application:
     """Builds the gateway application.
 
@@ -114,9 +139,10 @@ def create_app(
     ``keepalive_seconds``: the SSE keep-alive interval; ``card_max_age_seconds``:
     the card's ``Cache-Control: max-age``; ``max_body_bytes``: the largest
     request body (larger: PAYLOAD_TOO_LARGE, HTTP 413), derived from the
-    ``max_message_bytes`` that error names; ``metrics``: the handler of ``GET
-    /metrics`` (:meth:`a2a_grpc.telemetry._metrics.Metrics.handle`). What aiohttp
-    would answer in text/plain is answered in JSON (:mod:`a2a_grpc.bindings._http.fallback`).
+    ``max_message_bytes`` that error names; ``mounts``: see :class:`Gateway`.
+    What aiohttp would answer in text/plain is answered in JSON
+    (:mod:`a2a_grpc.bindings._http.fallback`). Raises ValueError for a bad
+    path or prefix.
     """
     if not jsonrpc_path.startswith("/"):
         raise ValueError(f"jsonrpc_path must start with '/': {jsonrpc_path!r}")
@@ -126,22 +152,29 @@ def create_app(
     service = pb.DESCRIPTOR.services_by_name["A2AService"]
     table = compile_service(service)
     stopping = asyncio.Event()
-
     app = web.Application(client_max_size=max_body_bytes)
     app[SERVICER_KEY], app[ROUTES_KEY], app[STOPPING_KEY] = servicer, table, stopping
     app[MAX_BODY_KEY], app[MAX_MESSAGE_KEY] = max_body_bytes, max_message_bytes or 0  # 0: not known
-    cards = (
-        CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=_card_json),
-        CardEndpoint(card_source, max_age_seconds=card_max_age_seconds, render=_v01_card_json(jsonrpc_path)),
+    rest = RestBinding(
+        servicer,
+        table,
+        prefix=prefix,
+        keepalive=keepalive_seconds,
+        stopping=stopping,
+        jsonrpc_path=jsonrpc_path,
     )
-
-    def guard(handler: Handler) -> Handler:
-        return guarded(handler, jsonrpc_path)
-
-    _add_card_and_metrics(app, cards, metrics, guard)
-    _add_bindings(app, servicer, service, jsonrpc_path, prefix, keepalive_seconds, stopping, guard)
-    if prefix:  # else the REST catch-all takes every path
-        app.router.add_route("*", UNROUTED_PATH, guard(unrouted(app)))
+    gateway = Gateway(
+        servicer,
+        card_source,
+        rest,
+        prefix=prefix,
+        jsonrpc_path=jsonrpc_path,
+        keepalive=keepalive_seconds,
+        stopping=stopping,
+    )
+    for mount in mounts:
+        mount(gateway)
+    _add_routes(app, gateway, service, card_max_age_seconds)
 
     async def _on_shutdown(_: web.Application) -> None:
         stopping.set()
@@ -150,36 +183,31 @@ def create_app(
     return app
 
 
-def _add_bindings(
-    app: web.Application,
-    servicer: Any,
-    service: Any,
-    jsonrpc_path: str,
-    prefix: str,
-    keepalive: float,
-    stopping: asyncio.Event,
-    guard: Callable[[Handler], Handler],
-) -> None:
-    """JSON-RPC (v1.0, then the v0.1 and v0.3 methods) at ``jsonrpc_path``;
-    the tutorial's routes, the v0.3 HTTP+JSON routes under ``/v1/`` and the
-    v1.0 HTTP+JSON catch-all, in that order, under ``prefix``."""
-    v03 = JsonRpcDialect(servicer, keepalive=keepalive, stopping=stopping)
-    legacy = V01JsonRpc(servicer, v03, keepalive=keepalive, stopping=stopping)
-    jsonrpc = JsonRpcBinding(servicer, service, keepalive=keepalive, stopping=stopping, dialect=legacy)
-    app.router.add_post(jsonrpc_path, guard(jsonrpc.handle))
+def _add_routes(app: web.Application, gateway: Gateway, service: Any, card_max_age: int) -> None:
+    """The card paths (one endpoint each, in CARD_PATHS order), JSON-RPC at
+    its URL, the mounts' routes in their order, and last the v1.0 HTTP+JSON
+    catch-all under the prefix (with a prefix, a JSON 404/405 for the
+    paths outside it)."""
 
-    rest = RestBinding(
-        servicer,
-        app[ROUTES_KEY],
-        prefix=prefix,
-        keepalive=keepalive,
-        stopping=stopping,
-        jsonrpc_path=jsonrpc_path,
+    def guard(handler: Handler) -> Handler:
+        return guarded(handler, gateway.jsonrpc_path)
+
+    for path in CARD_PATHS:
+        card = CardEndpoint(gateway.card, max_age_seconds=card_max_age, render=gateway.card_renders.get(path))
+        app.router.add_get(path, guard(card.handle))
+    jsonrpc = JsonRpcBinding(
+        gateway.servicer,
+        service,
+        keepalive=gateway.keepalive,
+        stopping=gateway.stopping,
+        dialect=gateway.jsonrpc_methods,
     )
-    tutorial = TutorialRoutes(
-        servicer, None if prefix else rest.handle, keepalive=keepalive, stopping=stopping
-    )
-    tutorial.add_to(app, guard)  # ahead of the catch-all: GET /tasks/{id} is shared (compat.tutorial)
-    v03rest = V03RestBinding(servicer, rest, prefix=prefix, keepalive=keepalive, stopping=stopping)
-    app.router.add_route("*", prefix + "/v1" + UNROUTED_PATH, guard(v03rest.handle))  # v0.3, else tenant "v1"
-    app.router.add_route("*", prefix + UNROUTED_PATH, guard(rest.handle))
+    app.router.add_post(gateway.jsonrpc_path, guard(jsonrpc.handle))
+    for method, path, handler in gateway.routes:
+        if method == "GET":
+            app.router.add_get(path, guard(handler))  # (HEAD too)
+        else:
+            app.router.add_route(method, path, guard(handler))
+    app.router.add_route("*", gateway.prefix + UNROUTED_PATH, guard(gateway.rest.handle))
+    if gateway.prefix:  # else the REST catch-all takes every path
+        app.router.add_route("*", UNROUTED_PATH, guard(unrouted(app)))
