@@ -197,10 +197,12 @@ class Execution:
 
     @property
     def task_id(self) -> str:
+        """The task's id (``request.task_id``)."""
         return self.request.task_id
 
     @property
     def owner(self) -> Owner:
+        """The task's owner (``request.owner``)."""
         return self.request.owner
 
     @property

@@ -15,7 +15,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from a2a_grpc.cluster._bus import ClusterBus, PgEventRelay
+from a2a_grpc.cluster._bus import ClusterBus, EventRelay, PgEventRelay
 from a2a_grpc.cluster._store import (
     NOTIFY_LIMIT,
     ClusterStore,
@@ -245,3 +245,27 @@ async def test_redis_entries_carry_the_events() -> None:
 
 async def _all(sub: Subscription) -> list[tuple[int, pb.StreamResponse]]:
     return [item async for item in sub]
+
+
+async def test_a_task_of_another_owner_with_the_same_id_is_another_task() -> None:
+    """The relay and the bus key tasks by owner and id: a stranger's task of
+    the same id gets its own events and cancels, and ends nobody else's stream."""
+    bus = ClusterBus()
+    relay = EventRelay(ClusterStore(PG_URL), bus)  # (nothing connects: the payloads carry the events)
+    stranger = ("acme", "mallory", "t")
+    mine, theirs = bus.subscribe(KEY), bus.subscribe(stranger)
+    relay.notified(stranger, 1, _chunk("theirs").SerializeToString())
+    relay.notified(stranger, 2, _done().SerializeToString())  # their task ends: their stream ends
+    assert bus.subscriber_count(KEY) == 1 and bus.delivered(KEY) == 0
+    relay.notified(KEY, 1, _chunk("mine").SerializeToString())
+    relay.notified(KEY, 2, _done().SerializeToString())
+    assert [(v, e.WhichOneof("payload")) async for v, e in theirs] == [
+        (1, "artifact_update"),
+        (2, "status_update"),
+    ]
+    got = [e async for _v, e in mine]
+    assert got[0].artifact_update.artifact.parts[0].text == "mine" and len(got) == 2
+    canceled: list[object] = []
+    relay.on_cancel = canceled.append
+    relay.control(control_message("cancel", stranger))
+    assert canceled == [stranger]

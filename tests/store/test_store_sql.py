@@ -397,12 +397,12 @@ async def test_terminal_task_memory_is_bounded(tmp_path: Path, monkeypatch: pyte
             await store.update(TaskWrite(make_task(f"t{i}", state=WORKING), ALICE))
             await store.update(TaskWrite(make_task(f"t{i}", state=COMPLETED), ALICE, 1))
         kept = store._memory.terminal
-        assert list(kept) == [(f"t{i}", "acme", "alice") for i in (2, 3, 4)]
+        assert list(kept) == [("acme", "alice", f"t{i}") for i in (2, 3, 4)]
         assert store._memory.terminal_bytes == sum(len(data) for data, _v in kept.values())
         for task_id in ["big", "t0", "t1", "t2", "t3", "t4"]:
             got = await store.get(task_id, ALICE)
             assert got is not None and got.task.status.state == COMPLETED, task_id
-        assert len(kept) == 3 and ("big", "acme", "alice") not in kept
+        assert len(kept) == 3 and ("acme", "alice", "big") not in kept
         assert await store.get("big", ALICE) is not None
     finally:
         await store.close()

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from a2a_grpc.core.ports import TaskKey
 from a2a_grpc.types import is_terminal
 
-__all__ = ["TERMINAL_CACHE_BYTES", "TERMINAL_CACHE_SIZE", "Meta", "TaskKey", "TaskMemory"]
+__all__ = ["TERMINAL_CACHE_BYTES", "TERMINAL_CACHE_SIZE", "Meta", "TaskMemory"]
 
 #: Terminal tasks kept in memory per store (spec §9.1: they never change
 #: again): at most this many, and this many bytes of serialized tasks (a task
@@ -28,8 +29,6 @@ _META_CACHE_SIZE = 16384
 
 #: (version, state, contextId, artifact chunks kept apart) of a task at one version.
 Meta = tuple[int, int, str, int]
-#: (task id, tenant, user): a task as one owner sees it.
-TaskKey = tuple[str, str, str]
 
 
 class TaskMemory:

@@ -330,7 +330,7 @@ class SqlTasks(SqlDatabase):
         version = write.version
         await self._run_write(self._create_tx, task, owner, data, write.fence, write.events)
         self._memory.record(
-            (task.id, owner.tenant, owner.user), version, task.status.state, task.context_id, data
+            (owner.tenant, owner.user, task.id), version, task.status.state, task.context_id, data
         )
         return version
 
@@ -398,7 +398,7 @@ class SqlTasks(SqlDatabase):
         artifact chunks stored apart are folded in.
 
         Terminal tasks come from memory after their first read or write."""
-        key = (task_id, owner.tenant, owner.user)
+        key = (owner.tenant, owner.user, task_id)
         cached = self._memory.cached_terminal(key)
         if cached is not None:
             return StoredTask(pb.Task.FromString(cached[0]), cached[1])
@@ -483,7 +483,7 @@ class SqlTasks(SqlDatabase):
             "b_user": owner.user,
             "b_expected": expected_version,
         }
-        key = (task.id, owner.tenant, owner.user)
+        key = (owner.tenant, owner.user, task.id)
         known = self._memory.known(key, expected_version)
         data = b"" if append is not None else task.SerializeToString()
         chunks = await self._run_write(
