@@ -144,7 +144,9 @@ class OutboxEntry:
     across retries so receivers can drop duplicates. ``trace_context`` is the
     W3C ``traceparent`` of the span that wrote the update ("" when not
     traced): the delivery continues that trace. ``owner`` is the task's (and
-    the config's) owner: a task id names a task of one owner.
+    the config's) owner, a task id naming a task of one owner: a store
+    writes the rows of a :class:`TaskWrite` as its task's owner's, and reads
+    them back with it (push delivery finds the config by it).
     """
 
     task_id: str
@@ -183,7 +185,8 @@ class TaskWrite(NamedTuple):
     ``expected_version + 1``, ... in the same transaction (a write given no
     events logs the task snapshot); others only count them.
 
-    ``outbox`` rows are written in the same transaction. ``fence``: the
+    ``outbox`` rows are written in the same transaction, as rows of
+    ``owner``'s task. ``fence``: the
     write commits only while that execution lease holds (cluster-capable
     stores only). ``append``: the write only appends that chunk to the
     artifact of its id (an artifact update with ``append=true``; ``task`` is
