@@ -6,11 +6,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
+CONSOLE_STAMP := console/node_modules/.installed
+CONSOLE_PAGE := a2a_grpc/console/static/index.html
 ARGS ?=
 
-.PHONY: install gen check-gen buf-deps lint test serve bench bench-quick breaking clean
+.PHONY: install console gen check-gen buf-deps lint test serve bench bench-quick breaking clean
 
-install: $(STAMP) $(NODE_STAMP) buf-deps
+install: $(STAMP) $(NODE_STAMP) buf-deps console
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PY_BOOT) -m venv $(VENV)
@@ -21,6 +23,17 @@ $(STAMP): pyproject.toml
 $(NODE_STAMP): package.json
 	npm install --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
+
+# The web console's page (console/ -> a2a_grpc/console/static, shipped in the
+# wheel; docs/console.md): rebuilt when a source is newer than the built page.
+console: $(CONSOLE_PAGE)
+
+$(CONSOLE_STAMP): console/package.json console/package-lock.json
+	cd console && npm ci --no-audit --no-fund --loglevel=error
+	touch $(CONSOLE_STAMP)
+
+$(CONSOLE_PAGE): $(CONSOLE_STAMP) $(wildcard console/src/*) console/index.html console/vite.config.ts console/tsconfig.json
+	cd console && npm run --silent build
 
 gen: $(STAMP)
 	PYTHON=$(PY) bash scripts/gen.sh
@@ -57,4 +70,4 @@ bench-quick: install
 	$(PY) -m bench.run --quick $(ARGS)
 
 clean:
-	rm -rf $(VENV) node_modules .buf-deps .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) node_modules .buf-deps .pytest_cache .mypy_cache .ruff_cache console/node_modules a2a_grpc/console/static

@@ -8,6 +8,10 @@ callable returning one. The executor must have a ``card`` attribute
 from the Python path, which includes the current directory (as for
 ``python -m``), so ``--agent examples.my_agent:WordCountAgent`` works from the
 repository root.
+
+:class:`DataView` is how ``a2a-grpc send`` and ``task get`` show an agent's
+data parts: a view per media type (the built-in agents' findings and outlines;
+another package adds its own to ``DataView.VIEWS``).
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ import importlib.util
 import os
 import sys
 
+from a2a_grpc.agents._views import DataView
 from a2a_grpc.core._executor import AgentExecutor
 
-__all__ = ["BUILTIN_AGENTS", "EchoAgent", "load_agent"]
+__all__ = ["BUILTIN_AGENTS", "DataView", "EchoAgent", "load_agent"]
 
 #: Built-in agent names and where they live.
 BUILTIN_AGENTS = {

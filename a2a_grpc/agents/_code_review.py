@@ -18,12 +18,14 @@ at their line numbers in the new file. Other files are listed as skipped, with t
 Events: a ``working`` status per reviewed file ("Reviewing path (i/n)"; at most 100 per review, so
 a diff touching more files reports every k-th one), then one artifact named
 ``review-findings`` with a data part ``{"findings": [{"file", "line", "column", "rule", "severity",
-"issue", "recommendation", "url"}], "summary": str, "skipped": [{"file", "reason", ...}]}`` and a
-text part with the summary, then ``completed``. With more than 50 findings the artifact is streamed
+"issue", "recommendation", "url"}], "summary": str, "skipped": [{"file", "reason", ...}]}`` (media
+type ``application/vnd.a2a-grpc.review-findings+json``: JSON of that shape, which ``a2a-grpc send`` shows
+as a table) and a text part with the summary, then ``completed``. With more than 50 findings the artifact is streamed
 in chunks of 50 (same ``artifact_id``, ``append`` after the first, ``last_chunk`` on the last, spec
 §10 artifact chunking): each chunk adds one data part ``{"findings": [...]}``; the last one's data part also carries
 ``summary`` and ``skipped``, and the text part. A client concatenates the ``findings`` of all data
-parts. Only the parts the client accepts (``accepted_output_modes``, spec §9.8) are sent.
+parts. Only the parts the client accepts (``accepted_output_modes``, spec §9.8) are sent: the data part
+for ``application/json`` or its own media type, the text part for ``text/plain``.
 
 Outcomes and errors:
 
@@ -57,7 +59,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from google.protobuf import json_format
 from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
@@ -65,8 +66,10 @@ from a2a_grpc.agents._review import rules
 from a2a_grpc.agents._review.fetch import FetchError, fetch_text
 from a2a_grpc.agents._review.rebuild import Snippet, is_python_path, rebuild
 from a2a_grpc.agents._review.ruff_runner import RuffError, run_ruff
+from a2a_grpc.agents._views import REVIEW_FINDINGS
 from a2a_grpc.core._executor import AgentExecutor, ExecutorContext, data_part, text_part
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
+from a2a_grpc.protocol import protojson
 from a2a_grpc.types import Event, new_id, pb
 
 __all__ = ["ARTIFACT_NAME", "CHUNK_FINDINGS", "CodeReviewAgent", "build_card"]
@@ -189,7 +192,7 @@ class CodeReviewAgent(AgentExecutor):
 
     async def execute(self, ctx: ExecutorContext) -> AsyncIterator[Event]:
         """Handles one message: asks for a diff, or reviews it (see the module docstring)."""
-        want_data = ctx.accepts("application/json")
+        want_data = ctx.accepts("application/json") or ctx.accepts(REVIEW_FINDINGS)
         want_text = ctx.accepts("text/plain")
         if not (want_data or want_text):
             raise A2AError(
@@ -363,7 +366,7 @@ def _findings_artifacts(
             payload: dict[str, Any] = {"findings": chunk}
             if last:
                 payload |= {"summary": summary, "skipped": skipped}
-            parts.append(data_part(payload))
+            parts.append(data_part(payload, media_type=REVIEW_FINDINGS))
         if last and want_text:
             parts.append(text_part(text, media_type="text/plain"))
         yield ctx.artifact(
@@ -441,7 +444,7 @@ def _read_message(message: pb.Message, *, field_path: str) -> _Request:
 
 
 def _read_data(part: pb.Part, where: str, req: _Request, *, options_only: bool = False) -> None:
-    value = json_format.MessageToDict(part.data)
+    value = protojson.json_value(part.data)
     if not isinstance(value, dict):
         raise A2AError.invalid_params(
             FieldViolation(f"{where}.data", 'must be an object like {"diff": "...", "focus": [...]}')

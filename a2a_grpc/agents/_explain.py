@@ -15,7 +15,8 @@ module otherwise. The outline of each module:
   ``complexity`` (average and maximum over its functions).
 
 The answer is one artifact ``outline`` with a data part ``{"modules":
-[...]}`` and the same outline as text, then COMPLETED. Source that does not
+[...]}`` (media type ``application/vnd.a2a-grpc.outline+json``) and the same
+outline as text, then COMPLETED. Source that does not
 parse FAILS the task naming the line; a message with no text REJECTS it.
 """
 
@@ -26,6 +27,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from a2a_grpc.agents._orchestration.planner import is_diff
+from a2a_grpc.agents._views import OUTLINE, outline_text
 from a2a_grpc.core._executor import AgentExecutor, ExecutorContext, data_part
 from a2a_grpc.types import Event, pb
 
@@ -146,29 +148,6 @@ def _outline_diff(text: str) -> list[dict[str, Any]]:
     return modules
 
 
-def _render(modules: list[dict[str, Any]]) -> str:
-    out: list[str] = []
-    for m in modules:
-        out.append(f"{m['path']}" + (f" — {m['docstring']}" if m["docstring"] else ""))
-        if m["imports"]:
-            out.append("  imports: " + "; ".join(m["imports"]))
-        for c in m["classes"]:
-            bases = f"({', '.join(c['bases'])})" if c["bases"] else ""
-            out.append(
-                f"  class {c['name']}{bases}  [line {c['line']}]"
-                + (f" — {c['docstring']}" if c["docstring"] else "")
-            )
-            out.extend(f"    {_fn_line(f)}" for f in c["methods"])
-        out.extend(f"  {_fn_line(f)}" for f in m["functions"])
-        out.append(f"  complexity: average {m['complexity']['average']}, max {m['complexity']['max']}")
-    return "\n".join(out) or "no Python modules found"
-
-
-def _fn_line(f: dict[str, Any]) -> str:
-    doc = f" — {f['docstring']}" if f["docstring"] else ""
-    return f"{f['signature']}  [line {f['line']}, complexity {f['complexity']}]{doc}"
-
-
 def _inputs(message: pb.Message) -> tuple[str, bool, str]:
     """The message's text, whether it is a diff, and a file name given."""
     texts: list[str] = []
@@ -230,6 +209,8 @@ class ExplainAgent(AgentExecutor):
             yield ctx.status(pb.TASK_STATE_FAILED, f"the diff cannot be read: {exc}")
             return
         yield ctx.artifact(
-            [data_part({"modules": modules}), _render(modules)], name="outline", last_chunk=True
+            [data_part({"modules": modules}, media_type=OUTLINE), outline_text(modules)],
+            name="outline",
+            last_chunk=True,
         )
         yield ctx.status(pb.TASK_STATE_COMPLETED)

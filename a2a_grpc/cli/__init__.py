@@ -1,4 +1,4 @@
-"""The ``a2a-grpc`` command line: ``serve`` and the client commands.
+"""The ``a2a-grpc`` command line: ``serve``, the client commands and ``console``.
 
 Every command exits non-zero on failure and prints the A2A error reason
 (``error: TASK_NOT_FOUND: ...``), never a traceback. The command line needs
@@ -33,6 +33,7 @@ else:
     from a2a_grpc.cli._admin import admin
     from a2a_grpc.cli._auth_cmd import auth
     from a2a_grpc.cli._client_cmds import register
+    from a2a_grpc.cli._console_cmd import console
     from a2a_grpc.cli._proto_cmd import proto
     from a2a_grpc.cli._registry_cmd import registry
     from a2a_grpc.cli._serve import serve
@@ -47,6 +48,7 @@ else:
     _group.add_command(admin)
     _group.add_command(auth)
     _group.add_command(registry)
+    _group.add_command(console)
     register(_group)
     main = _group
 

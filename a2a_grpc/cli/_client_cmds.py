@@ -36,6 +36,7 @@ from rich.json import JSON
 from rich.markup import escape
 from rich.table import Table
 
+from a2a_grpc.agents import DataView
 from a2a_grpc.cli._tls_opts import client_tls_options
 from a2a_grpc.client import A2AClient, Credentials, StreamTruncatedError
 from a2a_grpc.client._auth import API_KEY_ENV, TOKEN_ENV
@@ -66,7 +67,8 @@ _STATE_STYLE = {
     pb.TASK_STATE_WORKING: "cyan",
     pb.TASK_STATE_SUBMITTED: "cyan",
 }
-_SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
+#: Styles of table cells by level (:class:`~a2a_grpc.agents.DataView.Cell`).
+_LEVEL_STYLE = {"error": "bold red", "warning": "yellow", "note": "dim"}
 
 
 # --------------------------------------------------------------------- plumbing
@@ -238,19 +240,69 @@ def _texts(parts: Iterable[pb.Part]) -> str:
     return "\n".join(p.text for p in parts if p.WhichOneof("content") == "text").strip()
 
 
-def _adds_something(value: Any) -> bool:
-    return value not in (None, "", [], {})
+def _flat(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _cell_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return json.dumps(value) if isinstance(value, bool) else str(value)
+
+
+def _flat_objects(value: Any) -> bool:
+    """A non-empty list of non-empty objects whose members are all scalars."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, dict) and v and all(_flat(x) for x in v.values()) for v in value)
+    )
+
+
+def generic_view(value: Any) -> DataView:
+    """A data value no agent's view knows: a list of flat objects as a table
+    of their members (in the order first seen), anything else as pretty JSON."""
+    if not _flat_objects(value):
+        return DataView((DataView.Json(value),))
+    columns = tuple(dict.fromkeys(k for v in value for k in v))
+    rows = tuple(tuple(_cell_text(v.get(c)) for c in columns) for v in value)
+    return DataView((DataView.Table(f"{len(value)} item{'s' if len(value) != 1 else ''}", columns, rows),))
+
+
+def data_view(part: pb.Part) -> DataView:
+    """How a data part is shown: the view of its media type (an agent's,
+    :class:`~a2a_grpc.agents.DataView`), else :func:`generic_view`."""
+    value = protojson.json_value(part.data)
+    return DataView.of(part.media_type, value) or generic_view(value)
+
+
+def _table(view: DataView.Table) -> Table:
+    table = Table(title=view.title, title_justify="left")
+    for col in view.columns:
+        table.add_column(col, no_wrap=col in view.no_wrap)
+    for row in view.rows:
+        table.add_row(*(_cell(c) for c in row))
+    return table
+
+
+def _cell(cell: str | DataView.Cell) -> str:
+    if isinstance(cell, str):
+        return escape(cell)
+    style = _LEVEL_STYLE.get(cell.level, "")
+    return f"[{style}]{escape(cell.text)}[/]" if style else escape(cell.text)
 
 
 class Renderer:
     """Human output of tasks, messages and artifacts, saying each thing once.
 
     ``shown`` collects the texts already printed (status messages, summaries),
-    so that a data key or a text part that only repeats one of them is left
-    out: the code-review agent puts its summary in the final status message,
-    in the data part's ``summary`` and as the first line of a plain-text
-    rendition of the findings, and the user sees it once. ``--json`` output
-    never goes through here and always carries everything.
+    so that a text that only repeats one of them is left out: an agent may put
+    its summary in the final status message, in a data part and as the first
+    line of the same data as plain text, and the user sees it once. Data parts
+    are shown by their :func:`data_view`; a text part that starts with the
+    ``plain_text`` of a data part beside it is that data again, and is left
+    out. ``--json`` output never goes through here and always carries
+    everything.
     """
 
     def __init__(self, out: Console, url: str) -> None:
@@ -267,25 +319,19 @@ class Renderer:
         self.out.print(_indent(escape(text), indent))
 
     def parts(self, parts: Sequence[pb.Part], indent: str = "") -> None:
-        """Text parts as text, data parts as pretty JSON (a ``findings`` list
-        as a table), files by name, media type and size."""
-        summaries = [
-            v["summary"]
-            for v in (protojson.json_value(p.data) for p in parts if p.WhichOneof("content") == "data")
-            if isinstance(v, dict)
-            and isinstance(v.get("findings"), list)
-            and isinstance(v.get("summary"), str)
-        ]
-        for part in parts:
+        """Text parts as text, data parts by their :func:`data_view`, files
+        by name, media type and size."""
+        views = {i: data_view(p) for i, p in enumerate(parts) if p.WhichOneof("content") == "data"}
+        again = [v.plain_text for v in views.values() if v.plain_text]
+        for i, part in enumerate(parts):
             kind = part.WhichOneof("content")
             if kind == "text":
                 text = part.text.strip()
-                # The plain-text form of a findings data part starts with its summary: the table shows it.
-                if self._said(text) or any(text.startswith(s) for s in summaries if s):
+                if self._said(text) or any(text.startswith(t) for t in again):
                     continue
                 self._print_text(part.text, indent)
             elif kind == "data":
-                self._data(protojson.json_value(part.data), indent)
+                self._show(views[i], indent)
             elif kind == "raw":
                 label = f"[file {part.filename or 'file'}, {part.media_type or '?'}, {len(part.raw)} bytes]"
                 self.out.print(f"{indent}[dim]{escape(label)}[/]")
@@ -293,29 +339,18 @@ class Renderer:
                 label = f"[file {part.url}, {part.media_type or '?'}]"
                 self.out.print(f"{indent}[dim]{escape(label)}[/]")
 
-    def _data(self, value: Any, indent: str) -> None:
-        findings = value.get("findings") if isinstance(value, dict) else None
-        if not isinstance(findings, list):
-            self.out.print(JSON.from_data(value))
-            return
-        self.out.print(findings_table(findings))
-        rest = {k: v for k, v in value.items() if k != "findings" and _adds_something(v)}
-        summary = rest.pop("summary", None)
-        if isinstance(summary, str):
-            if not self._said(summary):
-                self._print_text(summary, indent)
-        elif summary is not None:
-            rest["summary"] = summary
-        skipped = rest.pop("skipped", None)
-        if isinstance(skipped, list) and all(isinstance(s, dict) and "file" in s for s in skipped):
-            said = "\n".join(self.shown)
-            if not all(str(s["file"]) in said for s in skipped):
-                listed = ", ".join(f"{s['file']} ({s.get('reason', 'skipped')})" for s in skipped)
-                self._print_text(f"skipped: {listed}", indent)
-        elif skipped is not None:
-            rest["skipped"] = skipped
-        if rest:
-            self.out.print(JSON.from_data(rest))
+    def _show(self, view: DataView, indent: str) -> None:
+        for block in view.blocks:
+            if isinstance(block, DataView.Table):
+                self.out.print(_table(block))
+            elif isinstance(block, DataView.Json):
+                self.out.print(JSON.from_data(block.value))
+            elif block.unless_said:
+                said = "\n".join(self.shown)
+                if not all(name in said for name in block.unless_said):
+                    self._print_text(block.text, indent)
+            elif not self._said(block.text):
+                self._print_text(block.text, indent)
 
     def message(self, msg: pb.Message) -> None:
         role = pb.Role.Name(msg.role).removeprefix("ROLE_").lower()
@@ -385,36 +420,6 @@ class Renderer:
 def _indent(text: str, indent: str) -> str:
     """``text`` with ``indent`` before each of its lines."""
     return "\n".join(indent + line for line in text.split("\n")) if indent else text
-
-
-def findings_table(findings: list[Any]) -> Table:
-    """A table of review findings: file, line, rule, severity, issue and,
-    when the findings have one, recommendation."""
-    table = Table(title=f"{len(findings)} finding{'s' if len(findings) != 1 else ''}", title_justify="left")
-    columns = ["file", "line", "rule", "severity", "issue"]
-    if any(isinstance(f, dict) and f.get("recommendation") for f in findings):
-        columns.append("recommendation")
-    for col in columns:
-        table.add_column(col, no_wrap=col in ("line", "rule", "severity"))
-    for f in findings:
-        if not isinstance(f, dict):
-            table.add_row(*[""] * (len(columns) - 1), escape(json.dumps(f)))
-            continue
-        line = f.get("line", "")
-        line_text = str(int(line)) if isinstance(line, float) and line.is_integer() else str(line)
-        severity = str(f.get("severity", ""))
-        style = _SEVERITY_STYLE.get(severity.lower(), "")
-        cells = [
-            escape(str(f.get("file", ""))),
-            line_text,
-            escape(str(f.get("rule", ""))),
-            f"[{style}]{escape(severity)}[/]" if style else escape(severity),
-            escape(str(f.get("issue", ""))),
-        ]
-        if len(columns) > 5:
-            cells.append(escape(str(f.get("recommendation", ""))))
-        table.add_row(*cells)
-    return table
 
 
 def render_card(out: Console, card: pb.AgentCard) -> None:

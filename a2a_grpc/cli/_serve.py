@@ -8,14 +8,12 @@ shown in ``--help``). Defaults bind 127.0.0.1 only: gRPC on 50051, HTTP on
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from google.protobuf import json_format
 
 from a2a_grpc.cli._cluster_opts import cluster_options
 from a2a_grpc.cli._conn_opts import connection_options
@@ -24,6 +22,8 @@ from a2a_grpc.cli._optgroup import option_group
 from a2a_grpc.cli._tls_opts import serve_tls_options
 from a2a_grpc.core._card import BINDINGS
 from a2a_grpc.core._handler import HandlerConfig
+from a2a_grpc.errors import A2AError
+from a2a_grpc.protocol import protojson
 from a2a_grpc.types import pb
 
 if TYPE_CHECKING:
@@ -256,6 +256,22 @@ _PUSH = ("push", "push_allow", "push_timeout", "push_max_attempts", "push_max_ba
     help="Cluster mode on all cores: start N replica processes sharing both ports (SO_REUSEPORT) under a "
     "supervisor that restarts a dead one (needs --store postgresql://...).",
 )
+@click.option(
+    "--console/--no-console",
+    default=False,
+    envvar="A2A_GRPC_CONSOLE",
+    show_envvar=True,
+    help="Also serve the web console (docs/console.md) for this agent, on 127.0.0.1:--console-port.",
+)
+@click.option(
+    "--console-port",
+    type=click.IntRange(0, 65535),
+    default=8090,
+    show_default=True,
+    envvar="A2A_GRPC_CONSOLE_PORT",
+    show_envvar=True,
+    help="The web console's port on 127.0.0.1 (0 = any free port).",
+)
 @connection_options
 @option_group(_PUSH, _push_settings)
 def serve(
@@ -275,6 +291,8 @@ def serve(
     register_with: str | None,
     registry_url: str | None,
     auth_file: Path | None,
+    console: bool,
+    console_port: int,
     log_level: str,
     cancel_grace: float,
     cluster_config: ClusterConfig | None,
@@ -286,6 +304,10 @@ def serve(
     **ops: Any,
 ) -> None:
     """Serve an agent over gRPC, JSON-RPC and HTTP+JSON until SIGINT/SIGTERM."""
+    if console and (tls is not None or workers > 1):
+        raise click.ClickException(
+            "--console serves a plain-HTTP, single-process server (no --tls-cert, --workers)"
+        )
     ports = _workers(workers, host, (grpc_port, http_port), store_url, grace, ops, cluster_config)
     if ports is None:
         return  # this process was the --workers supervisor
@@ -314,7 +336,7 @@ def serve(
     )
     try:
         server = A2AServer(executor, store, config, push=dispatcher, extended_card=ext)
-        _run(server, register_with)
+        _run(server, register_with, console_port if console else None)
     except (ValueError, OSError) as exc:  # a configuration the server refuses, a port in use
         raise click.ClickException(f"cannot start: {exc}") from None
 
@@ -437,9 +459,11 @@ def _load(
             store = open_store(store_url or _default_store())
         ext = None
         if extended_card is not None:
-            ext = json_format.Parse(extended_card.read_text(), pb.AgentCard(), ignore_unknown_fields=True)
-    except (ValueError, OSError, json_format.ParseError, json.JSONDecodeError) as exc:
+            ext = protojson.parse(protojson.loads(extended_card.read_text()), pb.AgentCard())
+    except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
+    except A2AError as exc:  # the extended card's JSON (PARSE_ERROR, INVALID_PARAMS)
+        raise click.ClickException(f"--extended-card {extended_card}: {exc.message}") from None
     return executor, order, store, ext
 
 
@@ -502,15 +526,45 @@ async def _register(server: object, registry_url: str) -> None:
         )
 
 
-def _run(server: object, register_with: str | None = None) -> None:
+async def _start_console(server: object, port: int) -> Any:
+    """``--console``: the web console for this server on 127.0.0.1:``port``,
+    with its store (dead letters) and ``/metrics``; behind ``--auth`` each
+    browser request's own credentials go with its calls (and the store,
+    which A2A's auth does not guard, stays out). Answers the runner.
+
+    Until the gateway mounts features' HTTP apps, the console has its own
+    loopback port; once it does, this is one mount of :func:`console_app`."""
+    from aiohttp import web
+
+    from a2a_grpc.console import console_app
+    from a2a_grpc.server import A2AServer
+
+    assert isinstance(server, A2AServer)
+    auth = server.config.auth is not None
+    base = f"http://127.0.0.1:{server.http_port}"
+    metrics = (
+        None
+        if server.metrics is None
+        else f"http://127.0.0.1:{server.metrics_port or server.http_port}/metrics"
+    )
+    app = console_app(base, forward_auth=auth, store=None if auth else server.store, metrics_url=metrics)
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    click.echo(f"  console   http://127.0.0.1:{runner.addresses[0][1]}/", err=True)
+    return runner
+
+
+def _run(server: object, register_with: str | None = None, console_port: int | None = None) -> None:
     from a2a_grpc.server import A2AServer, run_loop
 
     assert isinstance(server, A2AServer)
 
     serving = False
+    console: Any = None
 
     async def started(server: A2AServer) -> None:
-        nonlocal serving
+        nonlocal serving, console
         serving = True
         card = server.card
         click.echo(f"{card.name} is serving:", err=True)
@@ -527,12 +581,16 @@ def _run(server: object, register_with: str | None = None) -> None:
         if server.metrics is not None:
             port = server.metrics_port if server.metrics_port is not None else server.http_port
             click.echo(f"  metrics   http://{server.config.host}:{port}/metrics", err=True)
+        if console_port is not None:
+            console = await _start_console(server, console_port)
         sys.stderr.flush()
 
     async def main() -> None:
         try:
             await server.serve_forever(on_started=started)
         finally:
+            if console is not None:
+                await console.cleanup()
             if serving:  # a failed start is one line, nothing more
                 click.echo("shutting down…", err=True)
 

@@ -15,16 +15,14 @@ from a2a_grpc.client._base import CallOptions, Transport
 from a2a_grpc.client._card import BINDINGS, fetch_card, matching_interfaces, parse_card
 from a2a_grpc.client._client import DEFAULT_BINDINGS, A2AClient, make_transport
 from a2a_grpc.client._errors import StreamTruncatedError
-from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.errors import A2AError, ErrorCode  # noqa: F401  (importable here; public in a2a_grpc.errors)
 
 __all__ = [
     "BINDINGS",
     "DEFAULT_BINDINGS",
     "A2AClient",
-    "A2AError",
     "CallOptions",
     "Credentials",
-    "ErrorCode",
     "StreamTruncatedError",
     "Transport",
     "fetch_card",

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import aiohttp
-from google.protobuf import json_format
 
 from a2a_grpc.client import _v03 as v03
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.protocol import protojson
 from a2a_grpc.types import is_required, pb
 
 if TYPE_CHECKING:
@@ -129,9 +129,9 @@ def parse_card(raw: Any, *, source: str = "agent card") -> pb.AgentCard:
     if v03.is_legacy_card(raw):
         raw = v03.card_up(raw, source=source)
     try:
-        card = json_format.ParseDict(dict(raw), pb.AgentCard(), ignore_unknown_fields=True)
-    except json_format.ParseError as exc:
-        raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{source}: {exc}") from None
+        card = protojson.parse(dict(raw), pb.AgentCard())
+    except A2AError as exc:
+        raise A2AError(ErrorCode.INVALID_AGENT_RESPONSE, f"{source}: {exc.message}") from None
     missing = _missing(raw, pb.AgentCard.DESCRIPTOR, "")
     if missing:
         raise A2AError(

@@ -12,7 +12,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
-from google.protobuf import json_format
 from google.protobuf import message as _message
 
 from a2a_grpc.client._base import CallOptions, Transport
@@ -35,19 +34,19 @@ def to_json(msg: _message.Message) -> dict[str, Any]:
 
 
 def parse_message(raw: Any, cls: type[_message.Message], *, what: str) -> _message.Message:
-    """A proto from decoded ProtoJSON, ignoring unknown members (newer servers
-    may add fields). ``null`` is the empty message (e.g. an Empty result,
-    digest A10). A mismatch raises A2AError(INVALID_AGENT_RESPONSE)."""
+    """A proto from decoded ProtoJSON (:func:`a2a_grpc.protocol.protojson.parse`),
+    ignoring unknown members (newer servers may add fields). ``null`` is the
+    empty message (e.g. an Empty result, digest A10). A mismatch (an enum name
+    the enum does not have among them) raises A2AError(INVALID_AGENT_RESPONSE)."""
     out = cls()
     if raw is None:
         return out
     try:
-        json_format.ParseDict(raw, out, ignore_unknown_fields=True)
-    except (json_format.ParseError, TypeError, AttributeError) as exc:
+        return protojson.parse(raw, out)
+    except A2AError as exc:
         raise A2AError(
-            ErrorCode.INVALID_AGENT_RESPONSE, f"{what}: not a valid {cls.__name__}: {exc}"
+            ErrorCode.INVALID_AGENT_RESPONSE, f"{what}: not a valid {cls.__name__}: {exc.message}"
         ) from None
-    return out
 
 
 def decode_json(body: bytes) -> Any:

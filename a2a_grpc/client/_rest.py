@@ -4,7 +4,9 @@ Routes are not hand-listed: each RPC's ``google.api.http`` rule (and its
 ``additional_bindings``) is read by :mod:`a2a_grpc.protocol._httprule`, the same reader
 whose route table the gateway serves. A route is usable when every path
 variable it names has a value that fits, and a request with a ``tenant`` only
-uses routes that carry it in the path. :meth:`~a2a_grpc.protocol._httprule.Route.expand`
+uses routes that carry it in the path, tried in
+:func:`~a2a_grpc.protocol._httprule.client_order` (a route taking the whole
+request as body first). :meth:`~a2a_grpc.protocol._httprule.Route.expand`
 percent-encodes the path variables; with ``body: "*"`` the rest of the request
 is the ProtoJSON body, otherwise the remaining fields go to the query string
 (camelCase names, enums by name, digest §5.3). Requests and answers use
@@ -33,21 +35,13 @@ __all__ = ["RestTransport", "routes_for"]
 
 A2A_JSON = "application/a2a+json"
 
-#: Verb to try first where the specification's prose and the proto annotation
-#: disagree (digest §5.2, ambiguity A1): SubscribeToTask is POST in the prose
-#: and in every official SDK client; the proto's GET is the fallback on 405.
-_PREFERRED_VERB = {"SubscribeToTask": "POST"}
-
 
 @functools.cache
 def routes_for(m: _descriptor.MethodDescriptor) -> tuple[httprule.Route, ...]:
-    """Every route of a method in trial order: as declared in the proto,
-    except that the preferred verb (if any) goes first."""
-    out = list(httprule.routes(m))
-    preferred = _PREFERRED_VERB.get(m.name)
-    if preferred:
-        out.sort(key=lambda r: r.http_method != preferred)
-    return tuple(out)
+    """Every route of a method in trial order (:func:`~a2a_grpc.protocol._httprule.client_order`:
+    the ones taking the whole request as body first, so SubscribeToTask's
+    POST before its GET: docs/decisions.md, "SubscribeToTask over REST")."""
+    return httprule.client_order(m)
 
 
 def _candidates(m: _descriptor.MethodDescriptor, request: _message.Message) -> list[httprule.Expansion]:

@@ -12,7 +12,7 @@ request, or a field path). Both directions use the same compiled templates:
   two templates differ), then in declaration order; the first match wins; no match raises :class:`RouteNotFound` (404) or
   :class:`MethodNotAllowed` (405, with the allowed methods), spec §11.3.
 * :meth:`Route.expand` (the client): request message → path, JSON body and
-  query parameters (spec §11.5). A single-segment variable (``{id}``,
+  query parameters (spec §11.5), trying the routes in :func:`client_order`. A single-segment variable (``{id}``,
   ``{id=*}``) is percent-encoded whole (``/`` too); a multi-segment one
   (``{name=things/*}``, ``{path=**}``) keeps its ``/`` and must fit its pattern.
 
@@ -44,6 +44,7 @@ __all__ = [
     "RouteNotFound",
     "RouteTable",
     "TemplateError",
+    "client_order",
     "compile_service",
     "parse_template",
     "query_pairs",
@@ -350,6 +351,18 @@ def routes(method: descriptor.MethodDescriptor) -> tuple[Route, ...]:
         return ()
     rule = options.Extensions[annotations_pb2.http]
     return tuple(Route(verb, parse_template(path), method, body) for verb, path, body in _bindings(rule))
+
+
+def client_order(method: descriptor.MethodDescriptor) -> tuple[Route, ...]:
+    """:func:`routes` in the order a client tries them: the routes that take
+    the whole request as their body (``body: "*"``) first, as a body carries
+    every field where a path and a query string cannot carry a nested
+    message; then the others; each group in declaration order. Where a rule
+    binds one path under two verbs (SubscribeToTask: GET in the published
+    annotation, POST in the spec's prose and in every official SDK client,
+    both in a2a.proto), a client so sends the POST first and the GET when the
+    server answers 405. Raises TemplateError for a bad template."""
+    return tuple(sorted(routes(method), key=lambda route: route.body != "*"))
 
 
 @dataclass(frozen=True, slots=True)

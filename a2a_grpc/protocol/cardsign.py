@@ -3,7 +3,7 @@
 Signing (server): :class:`CardSigner` holds an EC (P-256/384/521), RSA or
 Ed25519 private key and puts one ``AgentCardSignature`` in the card's
 ``signatures``: ``protected`` = base64url of ``{"alg", "kid", "typ": "JOSE"
-[, "jku"]}``, ``signature`` = base64url of the signature over
+[, "jku"]}`` (keys sorted), ``signature`` = base64url of the signature over
 ``protected + "." + base64url(canonical card)``. The payload is not sent; the
 verifier rebuilds it (spec §8.4.2).
 
@@ -21,13 +21,18 @@ refused. ``require=True`` also refuses a card without a verified signature
 (unsigned, or no key to check it: spec §8.4.3). The algorithm must be the key's own (no ``none``, no
 HS*, no RSA/EC confusion).
 
-Needs ``cryptography`` and ``rfc8785`` (extra ``tls``).
+The JWS itself is PyJWT's (``jwt.api_jws``): a compact JWS of the canonical
+card whose payload segment is dropped to sign, and put back to verify. (Not
+PyJWT's ``is_payload_detached``: that is RFC 7797's unencoded payload, ``b64:
+false``, which signs other bytes.) Keys come from ``cryptography`` (PEM files)
+or from JWKs (``jwt.PyJWK``).
+
+Needs ``cryptography``, ``rfc8785`` and ``PyJWT`` (extra ``tls``).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -36,33 +41,38 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.protocol import protojson
 from a2a_grpc.types import is_required, pb
 
-__all__ = [
-    "CardSigner",
-    "TrustedKeys",
-    "canonical_card",
-    "jku_urls",
-    "public_jwk",
-    "thumbprint",
-    "verify_card",
-]
+__all__ = ["CardSigner", "TrustedKeys", "canonical_card", "jku_urls", "verify_card"]
 
-_EC_ALGS = {"secp256r1": ("ES256", 32), "secp384r1": ("ES384", 48), "secp521r1": ("ES512", 66)}
+_EC_ALGS = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}
 _RSA_ALGS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512")
+#: ``Ed25519`` is the fully-specified name of EdDSA over Ed25519 (RFC 9864).
 _EDDSA_ALGS = ("EdDSA", "Ed25519")
+#: The JWK members of a public key (what a JWK set serves, and its RFC 7638 thumbprint).
+_PUBLIC_MEMBERS = ("crv", "e", "kty", "n", "x", "y")
+#: JWK key types and curves this module verifies with.
+_JWK_KINDS = {"EC": ("P-256", "P-384", "P-521"), "RSA": (None,), "OKP": ("Ed25519",)}
+
+
+@functools.cache
+def _jws() -> Any:
+    """PyJWT's JWS codec, with the algorithms it has plus ``Ed25519`` (RFC 9864)."""
+    from jwt import algorithms, api_jws
+
+    jws = api_jws.PyJWS()
+    jws.register_algorithm("Ed25519", algorithms.OKPAlgorithm())
+    return jws
 
 
 def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+    from jwt.utils import base64url_encode
 
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    return base64url_encode(data).decode("ascii")
 
 
 # ------------------------------------------------------------- canonical form
@@ -117,8 +127,23 @@ def canonical_card(card: pb.AgentCard) -> bytes:
     unsigned = pb.AgentCard()
     unsigned.CopyFrom(card)
     unsigned.ClearField("signatures")
-    raw = json_format.MessageToDict(unsigned)
-    return rfc8785.dumps(_fill_required(raw, pb.AgentCard.DESCRIPTOR))
+    raw = _fill_required(protojson.to_dict(unsigned), pb.AgentCard.DESCRIPTOR)
+    try:
+        return rfc8785.dumps(raw)
+    except rfc8785.IntegerDomainError:
+        return rfc8785.dumps(_doubles(raw))
+
+
+def _doubles(value: Any) -> Any:
+    """``value`` with its integers as floats. JCS writes every number as a
+    double (RFC 8785 §3.2.2.3), and the ``rfc8785`` package refuses an ``int``
+    beyond ±(2**53 - 1): a whole number of a Struct (which ProtoJSON writes
+    as an integer up to ±2**53) is written as the double it is."""
+    if isinstance(value, dict):
+        return {k: _doubles(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_doubles(v) for v in value]
+    return float(value) if type(value) is int else value
 
 
 # --------------------------------------------------------------------- keys
@@ -129,7 +154,7 @@ def _alg_of(key: Any) -> str:
     if isinstance(key, (ec.EllipticCurvePrivateKey, ec.EllipticCurvePublicKey)):
         if key.curve.name not in _EC_ALGS:
             raise ValueError(f"EC curve {key.curve.name} is not supported (P-256, P-384, P-521)")
-        return _EC_ALGS[key.curve.name][0]
+        return _EC_ALGS[key.curve.name]
     if isinstance(key, (rsa.RSAPrivateKey, rsa.RSAPublicKey)):
         if key.key_size < 2048:
             raise ValueError(f"an RSA key of {key.key_size} bits is too small (2048 at least)")
@@ -152,94 +177,49 @@ def _accepts(public_key: Any, alg: str) -> bool:
     return alg == own
 
 
-def _hash(alg: str) -> Any:
-    from cryptography.hazmat.primitives import hashes
-
-    return {"256": hashes.SHA256(), "384": hashes.SHA384(), "512": hashes.SHA512()}[alg[-3:]]
-
-
-def _sign(key: Any, alg: str, data: bytes) -> bytes:
-    from cryptography.hazmat.primitives.asymmetric import ec, padding, utils
-
-    if alg.startswith("ES"):
-        r, s = utils.decode_dss_signature(key.sign(data, ec.ECDSA(_hash(alg))))
-        size = _EC_ALGS[key.curve.name][1]
-        return r.to_bytes(size, "big") + s.to_bytes(size, "big")
-    if alg.startswith("RS"):
-        return bytes(key.sign(data, padding.PKCS1v15(), _hash(alg)))
-    return bytes(key.sign(data))
-
-
-def _verify(key: Any, alg: str, data: bytes, signature: bytes) -> bool:
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric import ec, padding, utils
-
-    try:
-        if alg.startswith("ES"):
-            size = _EC_ALGS[key.curve.name][1]
-            if len(signature) != 2 * size:
-                return False
-            r, s = int.from_bytes(signature[:size], "big"), int.from_bytes(signature[size:], "big")
-            key.verify(utils.encode_dss_signature(r, s), data, ec.ECDSA(_hash(alg)))
-        elif alg.startswith("RS"):
-            key.verify(signature, data, padding.PKCS1v15(), _hash(alg))
-        elif alg.startswith("PS"):
-            pss = padding.PSS(mgf=padding.MGF1(_hash(alg)), salt_length=padding.PSS.DIGEST_LENGTH)
-            key.verify(signature, data, pss, _hash(alg))
-        else:
-            key.verify(signature, data)
-    except InvalidSignature:
-        return False
-    return True
-
-
-def _int_b64(n: int, size: int | None = None) -> str:
-    return _b64(n.to_bytes(size or (n.bit_length() + 7) // 8, "big"))
-
-
-def public_jwk(key: Any) -> dict[str, str]:
-    """The public JWK (RFC 7517) of a private or public key, without ``kid``."""
-    from cryptography.hazmat.primitives import serialization
+def _public_jwk(key: Any) -> dict[str, str]:
+    """The public JWK (RFC 7517) of a private or public key, without ``kid``
+    (PyJWT's ``to_jwk``); ValueError for a key that has none."""
     from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from jwt import InvalidKeyError, algorithms
 
     pub = key.public_key() if hasattr(key, "public_key") else key
-    if isinstance(pub, ec.EllipticCurvePublicKey):
-        nums, size = pub.public_numbers(), _EC_ALGS[pub.curve.name][1]
-        crv = "P-" + {"secp256r1": "256", "secp384r1": "384", "secp521r1": "521"}[pub.curve.name]
-        return {"kty": "EC", "crv": crv, "x": _int_b64(nums.x, size), "y": _int_b64(nums.y, size)}
-    if isinstance(pub, rsa.RSAPublicKey):
-        rn = pub.public_numbers()
-        return {"kty": "RSA", "n": _int_b64(rn.n), "e": _int_b64(rn.e)}
-    raw = pub.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return {"kty": "OKP", "crv": "Ed25519", "x": _b64(raw)}
+    kind: Any = (
+        algorithms.ECAlgorithm
+        if isinstance(pub, ec.EllipticCurvePublicKey)
+        else algorithms.RSAAlgorithm
+        if isinstance(pub, rsa.RSAPublicKey)
+        else algorithms.OKPAlgorithm
+    )
+    try:
+        jwk = kind.to_jwk(pub, as_dict=True)
+    except InvalidKeyError as exc:
+        raise ValueError(f"{type(pub).__name__} has no JWK: {exc}") from None
+    return {k: str(jwk[k]) for k in _PUBLIC_MEMBERS if k in jwk}
 
 
-def thumbprint(key: Any) -> str:
+def _thumbprint(key: Any) -> str:
     """The RFC 7638 JWK thumbprint (SHA-256, base64url) of a key: the default ``kid``."""
-    jwk = public_jwk(key)
-    members = {k: jwk[k] for k in sorted(jwk) if k in ("crv", "e", "kty", "n", "x", "y")}
-    return _b64(hashlib.sha256(json.dumps(members, separators=(",", ":")).encode()).digest())
+    members = json.dumps(_public_jwk(key), separators=(",", ":"), sort_keys=True)
+    return _b64(hashlib.sha256(members.encode()).digest())
 
 
 def _jwk_key(jwk: Mapping[str, Any]) -> Any:
-    """A public key from a JWK; ValueError for a kind this module does not verify."""
-    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+    """The public key of a JWK (``jwt.PyJWK``; its ``alg`` is not used: the
+    key's type decides, see :func:`_accepts`); ValueError for a kind this
+    module does not verify with."""
+    import jwt
 
-    def num(name: str) -> int:
-        return int.from_bytes(_unb64(str(jwk[name])), "big")
-
+    kty = jwk.get("kty")
+    if kty not in _JWK_KINDS:
+        raise ValueError(f"unsupported JWK type {kty!r}")
+    if kty != "RSA" and jwk.get("crv") not in _JWK_KINDS[kty]:
+        raise ValueError(f"unusable JWK: unsupported curve {jwk.get('crv')!r} for {kty}")
     try:
-        kty = jwk.get("kty")
-        if kty == "EC":
-            curve = {"P-256": ec.SECP256R1(), "P-384": ec.SECP384R1(), "P-521": ec.SECP521R1()}[jwk["crv"]]
-            return ec.EllipticCurvePublicNumbers(num("x"), num("y"), curve).public_key()
-        if kty == "RSA":
-            return rsa.RSAPublicNumbers(num("e"), num("n")).public_key()
-        if kty == "OKP" and jwk.get("crv") == "Ed25519":
-            return ed25519.Ed25519PublicKey.from_public_bytes(_unb64(str(jwk["x"])))
-    except (KeyError, ValueError, binascii.Error) as exc:
+        key = jwt.PyJWK({k: v for k, v in jwk.items() if k != "alg"}).key
+    except (jwt.PyJWTError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"unusable JWK: {exc}") from None
-    raise ValueError(f"unsupported JWK type {kty!r}")
+    return key.public_key() if hasattr(key, "public_key") else key
 
 
 # ------------------------------------------------------------------ signing
@@ -255,7 +235,7 @@ class CardSigner:
     def __init__(self, key: Any, *, kid: str | None = None, jku: str | None = None) -> None:
         self.key = key
         self.alg = _alg_of(key)
-        self.kid = kid or thumbprint(key)
+        self.kid = kid or _thumbprint(key)
         self.jku = jku
 
     @classmethod
@@ -276,22 +256,18 @@ class CardSigner:
 
     def jwks(self) -> dict[str, Any]:
         """The public JWK set of this signer (what ``jku`` should serve)."""
-        return {"keys": [{**public_jwk(self.key), "kid": self.kid, "alg": self.alg, "use": "sig"}]}
+        return {"keys": [{**_public_jwk(self.key), "kid": self.kid, "alg": self.alg, "use": "sig"}]}
 
     def sign(self, card: pb.AgentCard) -> pb.AgentCard:
         """A copy of ``card`` whose ``signatures`` hold this signer's one
         signature (earlier signatures are dropped: they covered other content)."""
-        header: dict[str, str] = {"alg": self.alg, "kid": self.kid, "typ": "JOSE"}
-        if self.jku:
-            header["jku"] = self.jku
-        protected = _b64(json.dumps(header, separators=(",", ":")).encode())
-        data = f"{protected}.{_b64(canonical_card(card))}".encode("ascii")
+        header = {"kid": self.kid, "typ": "JOSE"} | ({"jku": self.jku} if self.jku else {})
+        compact = _jws().encode(canonical_card(card), self.key, algorithm=self.alg, headers=header)
+        protected, _payload, signature = compact.split(".")
         out = pb.AgentCard()
         out.CopyFrom(card)
         del out.signatures[:]
-        out.signatures.append(
-            pb.AgentCardSignature(protected=protected, signature=_b64(_sign(self.key, self.alg, data)))
-        )
+        out.signatures.append(pb.AgentCardSignature(protected=protected, signature=signature))
         return out
 
 
@@ -346,7 +322,7 @@ class TrustedKeys:
                 key = serialization.load_pem_private_key(data, password=None).public_key()
             else:
                 key = serialization.load_pem_public_key(data)
-            self.by_kid.setdefault(thumbprint(key), key)
+            self.by_kid.setdefault(_thumbprint(key), key)
         except (ValueError, TypeError, KeyError) as exc:
             raise ValueError(f"{path}: not a PEM public key, certificate or JWK set: {exc}") from None
         self.anonymous.append(key)
@@ -361,9 +337,12 @@ class TrustedKeys:
 
 
 def _header(sig: pb.AgentCardSignature) -> dict[str, Any] | None:
+    """The protected header of a signature (PyJWT reads it); None when malformed."""
+    import jwt
+
     try:
-        header = json.loads(_unb64(sig.protected))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+        header = _jws().get_unverified_header(f"{sig.protected}..")
+    except jwt.PyJWTError:
         return None
     return header if isinstance(header, dict) else None
 
@@ -382,6 +361,20 @@ def jku_urls(card: pb.AgentCard, card_url: str) -> list[str]:
     return out
 
 
+def _verifies(compact: str, key: Any, alg: str) -> bool:
+    """Whether a compact JWS verifies with ``key`` under ``alg`` (PyJWT's
+    ``decode_complete``); ValueError when it is malformed."""
+    import jwt
+
+    try:
+        _jws().decode_complete(compact, key, algorithms=[alg])
+    except jwt.InvalidSignatureError:
+        return False
+    except jwt.PyJWTError as exc:
+        raise ValueError(str(exc)) from None
+    return True
+
+
 def _check_one(sig: pb.AgentCardSignature, payload: str, trusted: TrustedKeys) -> str:
     """``ok``; ``bad`` (malformed, or the key its ``kid`` names says it is
     wrong); ``unverified`` (kid-less trusted keys tried, none verifies) or
@@ -395,13 +388,12 @@ def _check_one(sig: pb.AgentCardSignature, payload: str, trusted: TrustedKeys) -
     usable = [k for k in keys if _accepts(k, alg)]
     if not usable:
         return "bad" if named is not None else "unknown"
+    compact = f"{sig.protected}.{payload}.{sig.signature}"
     try:
-        signature = _unb64(sig.signature)
-    except (ValueError, binascii.Error):
+        if any(_verifies(compact, k, alg) for k in usable):
+            return "ok"
+    except ValueError:
         return "bad"
-    data = f"{sig.protected}.{payload}".encode("ascii")
-    if any(_verify(k, alg, data, signature) for k in usable):
-        return "ok"
     return "bad" if named is not None else "unverified"
 
 

@@ -62,7 +62,6 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import aiohttp
-from google.protobuf.json_format import Error as JsonFormatError
 from google.protobuf.message import DecodeError
 
 from a2a_grpc.context import Owner
@@ -462,7 +461,7 @@ class PushDispatcher:
         host = target.host
         try:
             content_type, body = _body(rec.entry.payload, dialect)
-        except (DecodeError, ValueError, JsonFormatError, A2AError) as err:
+        except (DecodeError, ValueError, protojson.EncodeError, A2AError) as err:
             return self._dead(f"the stored event cannot be encoded: {err}"), host
         headers = {"Content-Type": content_type, NOTIFICATION_ID_HEADER: rec.entry.event_id}
         if config.HasField("authentication") and config.authentication.scheme:

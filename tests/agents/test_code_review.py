@@ -7,6 +7,7 @@ import pytest
 from aiohttp import web
 
 from a2a_grpc.agents._code_review import CHUNK_FINDINGS, CodeReviewAgent
+from a2a_grpc.agents._views import REVIEW_FINDINGS
 from a2a_grpc.core._executor import data_part, file_part, text_part
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import new_id, now_timestamp, pb
@@ -153,6 +154,12 @@ async def test_output_modes_are_honoured(agent: CodeReviewAgent) -> None:
     (update,) = artifacts(events)
     assert [p.WhichOneof("content") for p in update.artifact.parts] == ["text"]
     assert "S608" in update.artifact.parts[0].text
+    # The data part says what it is (the CLI's view of it): asked for by that type or as JSON.
+    for accepted in (["application/json"], [REVIEW_FINDINGS]):
+        (update,) = artifacts(await run(agent, make_ctx(user_message(text_part(diff)), accepted=accepted)))
+        assert [(p.WhichOneof("content"), p.media_type) for p in update.artifact.parts] == [
+            ("data", REVIEW_FINDINGS)
+        ]
     with pytest.raises(A2AError) as err:
         await agent.execute(make_ctx(user_message(text_part(diff)), accepted=["image/png"])).__anext__()
     assert err.value.code is ErrorCode.CONTENT_TYPE_NOT_SUPPORTED

@@ -5,8 +5,8 @@ a command.
 - ``ask``: INPUT_REQUIRED with a question; the follow-up message completes.
 - ``slow N``: WORKING, N seconds of (cancellable) work, COMPLETED.
 - ``reply``: a direct Message, no task.
-- ``review``: WORKING per file, then an artifact with a findings data part and
-  a text summary, COMPLETED.
+- ``review``: WORKING per file, then an artifact with a findings data part (the
+  code-review agent's media type) and a text summary, COMPLETED.
 - ``fail``: FAILED with a reason.
 - anything else: COMPLETED.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+from a2a_grpc.agents._views import REVIEW_FINDINGS
 from a2a_grpc.core._executor import AgentExecutor, ExecutorContext, data_part
 from a2a_grpc.types import Event, pb
 
@@ -68,7 +69,9 @@ class ScriptAgent(AgentExecutor):
         elif cmd == "review":
             yield ctx.status(pb.TASK_STATE_WORKING, "reviewing app/db.py")
             yield ctx.artifact(
-                [data_part(FINDINGS), "1 finding in 1 file"], name="review-findings", last_chunk=True
+                [data_part(FINDINGS, media_type=REVIEW_FINDINGS), "1 finding in 1 file"],
+                name="review-findings",
+                last_chunk=True,
             )
             yield ctx.status(pb.TASK_STATE_COMPLETED)
         elif cmd == "fail":

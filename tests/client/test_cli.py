@@ -12,6 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 from rich.console import Console
 
+from a2a_grpc.agents import DataView
+from a2a_grpc.agents._views import OUTLINE, REVIEW_FINDINGS, outline_text
 from a2a_grpc.cli import main
 from a2a_grpc.cli._client_cmds import Renderer
 from a2a_grpc.core._executor import data_part
@@ -264,21 +266,105 @@ async def test_push_tables_name_the_task_once(push_server: A2AServer) -> None:
     assert f"1 push config for task {task_id}" in listed.stdout and listed.stdout.count(task_id) == 1
 
 
+def _render(*parts: pb.Part, shown: str = "") -> str:
+    """Rendering alone (no transport): one artifact with ``parts``, ``shown`` already said."""
+    buf = io.StringIO()
+    renderer = Renderer(Console(file=buf, width=120), "http://agent")
+    renderer.shown.add(shown)
+    renderer.artifact(pb.Artifact(artifact_id="a", name="result", parts=list(parts)))
+    return buf.getvalue()
+
+
 def test_findings_data_shows_only_what_adds_something() -> None:
-    """Rendering alone (no transport): a skipped list the summary already names is left out, one it
-    does not name is listed, and keys the renderer does not know are shown as JSON."""
-
-    def render(shown: str, value: dict[str, object]) -> str:
-        buf = io.StringIO()
-        renderer = Renderer(Console(file=buf, width=120), "http://agent")
-        renderer.shown.add(shown)
-        renderer.artifact(pb.Artifact(artifact_id="a", name="review-findings", parts=[data_part(value)]))
-        return buf.getvalue()
-
+    """The code-review agent's view (chosen by its media type): a skipped list the summary already
+    names is left out, one it does not name is listed, and keys the view does not know are shown
+    as JSON."""
     skipped = [{"file": "README.md", "reason": "not a Python file"}]
     value = {"findings": [], "summary": "0 findings", "skipped": skipped, "tool": "ruff"}
-    named = render("0 findings. Skipped 1: README.md (not a Python file).", value)
+    part = data_part(value, media_type=REVIEW_FINDINGS)
+    named = _render(part, shown="0 findings. Skipped 1: README.md (not a Python file).")
     assert "README.md" not in named and '"tool": "ruff"' in named and "0 findings" in named
-    unnamed = render("something else", value)
+    unnamed = _render(part, shown="something else")
     assert unnamed.count("0 findings") == 2  # the table's title and the summary line
     assert "skipped: README.md (not a Python file)" in unnamed
+
+
+def test_a_data_part_is_shown_by_the_view_of_its_media_type() -> None:
+    """The CLI does not guess from the shape: findings sent as plain application/json are JSON; with
+    the agent's media type (any case, with parameters) they are a table, and the text part that
+    repeats them is left out."""
+    value = {"findings": [{"file": "a.py", "line": 3, "rule": "S1", "severity": "high", "issue": "bad"}]}
+    value["summary"] = "1 finding"
+    text = pb.Part(text="1 finding\na.py:3 S1 bad")
+    plain = _render(data_part(value), text)
+    assert "┏" not in plain and '"findings"' in plain and "a.py:3 S1 bad" in plain
+    typed = _render(data_part(value, media_type=REVIEW_FINDINGS.upper() + "; charset=utf-8"), text)
+    assert "┏" in typed and '"findings"' not in typed and "a.py:3" not in typed
+    assert typed.count("1 finding") == 2  # the table's title and the summary, not the text part
+
+
+def test_the_generic_view_tables_a_list_of_flat_objects() -> None:
+    rows = [{"name": "a", "size": 3, "ok": True}, {"name": "b", "note": None, "size": 4.5}]
+    table = _render(data_part(rows))
+    assert table.splitlines()[1].strip() == "2 items" and "┏" in table
+    # Columns as first seen (a Struct keeps no order: each object's members come sorted).
+    assert table.index("name") < table.index("ok") < table.index("size") < table.index("note")
+    assert "true" in table and "4.5" in table
+    for other in ([{"name": "a", "tags": ["x"]}], [], [{}], [1, 2], {"name": "a"}):
+        shown = _render(data_part(other))
+        assert "┏" not in shown and shown.strip(), other
+
+
+def test_an_agent_package_adds_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A view in DataView.VIEWS is used for its media type; one that does not know the value leaves
+    it to the generic view."""
+
+    def report(value: object) -> DataView | None:
+        if not isinstance(value, dict) or "score" not in value:
+            return None
+        cell = DataView.Cell(str(value["score"]), "warning")
+        return DataView((DataView.Table("report", ("score",), ((cell,),)), DataView.Text("scored")))
+
+    monkeypatch.setitem(DataView.VIEWS, "application/vnd.example.report+json", report)
+    shown = _render(data_part({"score": 7}, media_type="application/vnd.example.report+json"))
+    assert shown.splitlines()[1].strip() == "report" and "7" in shown and "scored" in shown
+    other = _render(data_part({"grade": 7}, media_type="application/vnd.example.report+json"))
+    assert '"grade": 7' in other
+
+
+def test_the_outline_is_shown_once() -> None:
+    from a2a_grpc.agents._explain import outline_source
+
+    modules = [outline_source("def f(x):\n    return x\n", "m.py")]
+    shown = _render(data_part({"modules": modules}, media_type=OUTLINE), pb.Part(text=outline_text(modules)))
+    assert shown.count("def f(x)  [line 1, complexity 1]") == 1 and '"modules"' not in shown
+
+
+def test_the_cli_knows_no_agent_vocabulary() -> None:
+    """What the built-in agents emit is rendered by their own views (a2a_grpc.agents): the CLI's
+    modules do not name it."""
+    cli_dir = Path(__file__).resolve().parents[2] / "a2a_grpc" / "cli"
+    words = ("finding", "severity", "recommendation", "skipped", "outline")
+    found = {
+        (path.name, word)
+        for path in cli_dir.glob("*.py")
+        for word in words
+        if word in path.read_text(encoding="utf-8").lower()
+    }
+    assert found == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"name": "x"', "invalid JSON"),
+        ('{"name": "x", "capabilities": "streaming"}', "capabilities: must be a JSON object"),
+    ],
+)
+async def test_serve_names_what_is_wrong_with_the_extended_card(tmp_path: Path, text: str, said: str) -> None:
+    card = tmp_path / "extended.json"
+    card.write_text(text)
+    result = await cli(
+        "serve", "--agent", "echo", "--store", "memory", "--extended-card", str(card), "--grpc-port", "0"
+    )
+    assert result.exit_code == 1 and f"--extended-card {card}: {said}" in result.output, result.output

@@ -39,6 +39,52 @@ def test_subscribe_tries_post_then_get() -> None:
     ]
 
 
+def _verb_demo() -> Any:
+    """A made-up service whose rule binds one path under GET (first) and POST."""
+    fd = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(
+        name="verbdemo/v1/verbdemo.proto", package="verbdemo.v1", syntax="proto3"
+    )
+    file.dependency.append("google/api/annotations.proto")
+    req = file.message_type.add(name="Req")
+    req.field.add(name="name", number=1, type=fd.TYPE_STRING, label=fd.LABEL_OPTIONAL, json_name="name")
+    rule = http_pb2.HttpRule(get="/v1/things/{name}:watch")
+    rule.additional_bindings.add(post="/v1/things/{name}:watch", body="*")
+    m = file.service.add(name="Verbs").method.add(
+        name="Watch", input_type=".verbdemo.v1.Req", output_type=".verbdemo.v1.Req"
+    )
+    m.options.Extensions[annotations_pb2.http].CopyFrom(rule)
+    pool = descriptor_pool.Default()
+    try:
+        return pool.FindServiceByName("verbdemo.v1.Verbs")
+    except KeyError:
+        pool.Add(file)
+        return pool.FindServiceByName("verbdemo.v1.Verbs")
+
+
+def test_the_verb_tried_first_comes_from_the_rules() -> None:
+    """No table of method names: a route taking the whole request as body goes first, whatever the
+    method is called, and the declared order is otherwise kept (the gateway's order is untouched)."""
+    m = _verb_demo().methods_by_name["Watch"]
+    assert [r.http_method for r in compile_service(m.containing_service).routes] == ["GET", "POST"]
+    assert [str(r) for r in routes_for(m)] == [
+        "POST /v1/things/{name}:watch -> Watch",
+        "GET /v1/things/{name}:watch -> Watch",
+    ]
+    # The A2A methods keep the verbs they had: only SubscribeToTask has two, POST first.
+    firsts = {m.name: routes_for(m)[0].http_method for m in SERVICE.methods}
+    assert {name for name, verb in firsts.items() if verb == "POST"} == {
+        "SendMessage",
+        "SendStreamingMessage",
+        "CancelTask",
+        "SubscribeToTask",
+        "CreateTaskPushNotificationConfig",
+    }
+    assert {
+        len({r.http_method for r in routes_for(m)}) for m in SERVICE.methods if m.name != "SubscribeToTask"
+    } == {1}
+
+
 def test_missing_path_value_gives_no_route() -> None:
     assert _candidates(method("GetTask"), pb.GetTaskRequest()) == []
 

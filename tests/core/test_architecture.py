@@ -30,7 +30,7 @@ STORE = ("a2a_grpc.store",)
 FEATURES = ("a2a_grpc.auth", "a2a_grpc.telemetry", "a2a_grpc.cluster", "a2a_grpc.push")
 BINDINGS = ("a2a_grpc.bindings",)
 DIALECTS = ("a2a_grpc.dialects",)
-APPS = ("a2a_grpc.cli", "a2a_grpc.agents", "a2a_grpc.registry")
+APPS = ("a2a_grpc.cli", "a2a_grpc.agents", "a2a_grpc.registry", "a2a_grpc.console")
 LIBRARY = (*L0, *L1, *L2, *STORE, *FEATURES, *BINDINGS, *DIALECTS, "a2a_grpc.client", "a2a_grpc.server")
 
 #: room -> (its layer, what of the library it may import besides its own package)
@@ -88,7 +88,7 @@ EXTRA_HOMES = {
 PUBLIC_NAME_BUDGET = 150
 #: Where the count stands while the surface shrinks to the budget (a ratchet:
 #: lowered by each commit that trims it, never raised).
-PUBLIC_NAMES_NOW = 159
+PUBLIC_NAMES_NOW = 158
 
 #: Wrong arrows still on the way out, each removed by the commit that fixes it
 #: (every entry must still be a violation: see test_debts_are_real).

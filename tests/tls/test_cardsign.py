@@ -181,6 +181,47 @@ def test_tampered_card_is_refused(keys: dict[str, tuple[Path, Path]], kind: str,
     assert "refused" in caught.value.message
 
 
+BEFORE = json.loads(Path(__file__).with_name("cardsign_before_pyjwt.json").read_text(encoding="utf-8"))
+
+
+def _signed_before(kind: str) -> tuple[pb.AgentCard, TrustedKeys]:
+    entry = BEFORE["signed"][kind]
+    card = json_format.ParseDict(BEFORE["card"], pb.AgentCard())
+    card.signatures.append(pb.AgentCardSignature(protected=entry["protected"], signature=entry["signature"]))
+    trusted = TrustedKeys()
+    trusted.add_jwks({**entry["jwk"], "kid": entry["kid"]})
+    return card, trusted
+
+
+@pytest.mark.parametrize("kind", sorted(BEFORE["signed"]))
+def test_signatures_made_before_pyjwt_still_verify(kind: str) -> None:
+    """Fixed keys and signatures from the hand-written JWS code (ES256 with a jku, ES384, RS256,
+    EdDSA, and the PS256 and ``Ed25519``-named headers it also verified): still good, still
+    bound to the card."""
+    card, trusted = _signed_before(kind)
+    assert verify_card(card, trusted, require=True) == 1
+    card.capabilities.extensions[0].params["n"] = 19  # a Struct number inside the canonical form
+    with pytest.raises(A2AError, match="does not verify"):
+        verify_card(card, trusted)
+
+
+def test_signing_gives_the_bytes_it_gave_before_pyjwt() -> None:
+    """EdDSA is deterministic: the same key signing the same card makes the same protected header,
+    kid (the RFC 7638 thumbprint) and signature as the hand-written code did."""
+    before = BEFORE["signed"]["ed25519"]
+    key = ed25519.Ed25519PrivateKey.from_private_bytes(bytes.fromhex(BEFORE["ed25519_seed"]))
+    signer = CardSigner(key)
+    signed = signer.sign(json_format.ParseDict(BEFORE["card"], pb.AgentCard()))
+    assert signer.kid == before["kid"]
+    assert (signed.signatures[0].protected, signed.signatures[0].signature) == (
+        before["protected"],
+        before["signature"],
+    )
+    assert signer.jwks()["keys"] == [{**before["jwk"], "kid": before["kid"], "alg": "EdDSA", "use": "sig"}]
+    # A detached JWS of the base64url payload, not RFC 7797's unencoded one.
+    assert set(_protected(signed)) == {"alg", "kid", "typ"}
+
+
 def test_untrusted_signer_and_missing_signatures(keys: dict[str, tuple[Path, Path]]) -> None:
     signed = CardSigner.from_pem(keys["ec"][0], kid="k").sign(_card())
     other = TrustedKeys.from_files([keys["other"][1]])

@@ -29,11 +29,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf import json_format
-
 from a2a_grpc.client import A2AClient
 from a2a_grpc.core._executor import ExecutorContext
 from a2a_grpc.errors import A2AError
+from a2a_grpc.protocol import protojson
 from a2a_grpc.types import Event, is_interrupted, new_id, pb
 
 __all__ = ["Delegate", "DelegateFailed", "relay", "status_with"]
@@ -66,7 +65,7 @@ class Delegate:
         """The delegate recorded in ``task``'s status message, if any."""
         if task is None or "delegate" not in task.status.message.metadata:
             return None
-        raw: Any = json_format.MessageToDict(task.status.message.metadata).get("delegate")
+        raw: Any = protojson.json_value(task.status.message.metadata).get("delegate")
         if not isinstance(raw, dict) or not raw.get("baseUrl") or not raw.get("taskId"):
             return None
         return cls(

@@ -23,8 +23,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from google.protobuf import json_format
-
+from a2a_grpc.protocol import protojson
 from a2a_grpc.types import pb
 
 __all__ = ["DEFAULT_RULES", "Plan", "Planner", "Rule", "RulePlanner", "is_diff", "is_python"]
@@ -108,7 +107,7 @@ def _copy(message: pb.Message) -> pb.Message:
 def _without_skill(message: pb.Message, index: int) -> pb.Message:
     """``message`` with the routing member ``skill`` taken out of part ``index``."""
     out = _copy(message)
-    value = json_format.MessageToDict(out.parts[index].data)
+    value = protojson.json_value(out.parts[index].data)
     value.pop("skill", None)
     if value:
         out.parts[index].data.struct_value.Clear()

@@ -19,10 +19,11 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from google.protobuf import any_pb2, json_format
+from google.protobuf import any_pb2
 from google.rpc import status_pb2
 
 from a2a_grpc.errors import GRPC_CODE_NAMES, A2AError, ErrorCode
+from a2a_grpc.protocol import protojson
 
 __all__ = [
     "GatewayAbort",
@@ -61,8 +62,8 @@ def error_code(status: status_pb2.Status) -> ErrorCode:
 
 def _detail_json(detail: any_pb2.Any) -> dict[str, Any]:
     try:
-        return json_format.MessageToDict(detail)
-    except (TypeError, KeyError, json_format.Error):
+        return protojson.to_dict(detail)
+    except (TypeError, KeyError, protojson.EncodeError):
         # A detail type this process does not know: keep it, opaque.
         return {"@type": detail.type_url, "value": base64.b64encode(detail.value).decode()}
 

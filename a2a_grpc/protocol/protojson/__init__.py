@@ -1,7 +1,11 @@
 """Every ProtoJSON setting of a2a-grpc, in one place.
 
-The gateway (JSON-RPC, HTTP+JSON, the Agent Card), the client, the CLI and push
-delivery all encode and decode A2A messages through this package.
+The gateway (JSON-RPC, HTTP+JSON, the Agent Card), the client, the CLI, push
+delivery, card signing and the agents all encode and decode A2A messages
+through this package: it is the one door to protobuf's ``json_format``, which
+nothing else in ``a2a_grpc`` imports but :mod:`a2a_grpc.protocol._pbcompat`
+(the few private helpers of json_format the codec takes its rules from). The
+tests use json_format as the independent oracle.
 
 Output (spec §5.5, §5.6.1, §5.7; design.md "empty-but-required JSON"):
 
@@ -20,7 +24,8 @@ Input: strict JSON (no NaN/Infinity), unknown fields ignored (spec §5.7), enum
 names the enum does not have refused. Failures raise
 :class:`~a2a_grpc.errors.A2AError`: PARSE_ERROR for bytes that are not JSON,
 INVALID_PARAMS (with a ``google.rpc.BadRequest`` field violation) for JSON that
-does not fit the message.
+does not fit the message. A value ProtoJSON cannot write (a Timestamp outside
+years 1-9999) raises :data:`EncodeError`.
 
 Modules: :mod:`.plan` (what is known per message type), :mod:`.encode` and
 :mod:`.decode` (compiled once per type from its descriptors), and
@@ -33,6 +38,7 @@ from a2a_grpc.protocol.protojson._encode import dumps, json_value, to_dict, to_j
 from a2a_grpc.protocol.protojson._plan import fields_by_any_name, message_class
 from a2a_grpc.protocol.protojson._reference import (
     CompilerGap,
+    EncodeError,
     parse_reference,
     set_strict,
     strict,
@@ -41,6 +47,7 @@ from a2a_grpc.protocol.protojson._reference import (
 
 __all__ = [
     "CompilerGap",
+    "EncodeError",
     "dumps",
     "fields_by_any_name",
     "json_value",

@@ -21,16 +21,13 @@ from typing import Any, TypeVar
 from google.protobuf import message
 
 from a2a_grpc.errors import A2AError, ErrorCode
+from a2a_grpc.protocol._pbcompat import EXTENSION_KEY, UNPAIRED_SURROGATE, convert_float, convert_integer
 from a2a_grpc.protocol._typecache import TypeCache
 from a2a_grpc.protocol.protojson._plan import FD, OPAQUE, TIMESTAMP, Desc, Field, is_delegated, is_map
 from a2a_grpc.protocol.protojson._reference import (
-    EXTENSION_KEY,
     MAX_DEPTH,
-    UNPAIRED_SURROGATE,
     delegated_parse,
     enum_numbers,
-    float_rule,
-    integer_rule,
     parse_fallback,
     parse_reference,
 )
@@ -62,7 +59,7 @@ def _text(value: Any) -> str:
 def _integer(value: Any) -> int:
     if type(value) is int:
         return value
-    return integer_rule(value)  # "7", 7.0, "1e3"; raises for the rest
+    return convert_integer(value)  # "7", 7.0, "1e3"; raises for the rest
 
 
 def _boolean(value: Any) -> bool:
@@ -80,14 +77,14 @@ def _base64(value: Any) -> bytes:
 
 def _float_conv(fd: Field) -> _Conv:
     if fd.type == FD.TYPE_FLOAT:
-        return lambda value: float_rule(value, fd)  # range checks
+        return lambda value: convert_float(value, fd)  # range checks
 
     def double(value: Any) -> float:
         if type(value) is float and value == value and value not in (_INF, _NEG_INF):
             return value
         if type(value) is int:
             return float(value)
-        return float_rule(value, fd)  # "NaN", "1.5", ...; raises for NaN and Infinity unquoted
+        return convert_float(value, fd)  # "NaN", "1.5", ...; raises for NaN and Infinity unquoted
 
     return double
 
@@ -133,7 +130,7 @@ def _key_conv(fd: Field) -> _Conv:
     if fd.type == FD.TYPE_BOOL:
         keys = {"true": True, "false": False}
         return lambda key: keys[key]
-    return integer_rule
+    return convert_integer
 
 
 def _parse_value(value: Any, msg: Any, parent: int) -> None:

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 from google.protobuf import message
-from google.protobuf.internal import type_checkers
 
+from a2a_grpc.protocol._pbcompat import shortest_float
 from a2a_grpc.protocol._typecache import TypeCache
 from a2a_grpc.protocol.protojson._plan import (
     FD,
@@ -119,7 +119,7 @@ def _float_conv(fd: Field) -> _Conv:
             return "Infinity"
         if value == _NEG_INF:
             return "-Infinity"
-        return type_checkers.ToShortestFloat(value) if single else value
+        return shortest_float(value) if single else value
 
     return conv
 
@@ -228,8 +228,8 @@ def to_dict(msg: message.Message) -> dict[str, Any]:
     described in :mod:`a2a_grpc.protocol.protojson`. A NaN or infinite number in a
     ``Value`` (which requests may not carry, but a task stored by an older
     version or written by an agent may) is written as ``null``. Raises
-    json_format's ``SerializeToJsonError`` for values ProtoJSON cannot write
-    (a Timestamp outside years 1–9999)."""
+    :data:`EncodeError` (json_format's ``SerializeToJsonError``) for values
+    ProtoJSON cannot write (a Timestamp outside years 1–9999)."""
     desc = msg.DESCRIPTOR
     if desc.full_name in OPAQUE:
         return delegated_to_dict(msg)

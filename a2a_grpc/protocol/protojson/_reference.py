@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from google.protobuf import json_format, message
 
 from a2a_grpc.errors import A2AError, FieldViolation
+from a2a_grpc.protocol._pbcompat import json_enum_option
 from a2a_grpc.protocol._typecache import TypeCache
 from a2a_grpc.protocol.protojson._plan import (
     FD,
@@ -44,6 +45,7 @@ from a2a_grpc.protocol.protojson._plan import (
 
 __all__ = [
     "CompilerGap",
+    "EncodeError",
     "delegated_parse",
     "delegated_to_dict",
     "encode_fallback",
@@ -56,17 +58,11 @@ __all__ = [
 
 M = TypeVar("M", bound=message.Message)
 
+#: What the encoders raise for a value ProtoJSON cannot write (json_format's
+#: own error: a Timestamp outside years 1-9999, a Duration out of range).
+EncodeError = json_format.SerializeToJsonError
 #: json_format's own limit on nested messages (``max_recursion_depth``).
 MAX_DEPTH = 100
-#: Strings json_format refuses (checked by hand: Python is not reliable about it).
-UNPAIRED_SURROGATE = json_format._UNPAIRED_SURROGATE_PATTERN  # type: ignore[attr-defined]
-#: Keys json_format reads as extensions (and refuses on a type without any).
-EXTENSION_KEY = json_format._VALID_EXTENSION_NAME  # type: ignore[attr-defined]
-#: json_format's rules for integers and floats spelled other than plainly.
-integer_rule = json_format._ConvertInteger  # type: ignore[attr-defined]
-float_rule = json_format._ConvertFloat  # type: ignore[attr-defined]
-# json_format's printer, only to read custom enum names the way it does.
-_PRINTER = json_format._Printer()  # type: ignore[attr-defined]
 _MAX_EXACT = 2**53
 
 
@@ -92,8 +88,7 @@ def enum_json_name(value: Any) -> str:
     """An enum value's ProtoJSON name: its ``pb.enumvalue.json`` custom name
     when the running protobuf knows that option (as json_format does), else
     its proto name."""
-    custom = getattr(_PRINTER, "_GetJsonEnumValueOption", None)
-    option = custom(value) if custom is not None else None
+    option = json_enum_option(value)
     return option.string if option is not None else value.name
 
 
@@ -224,9 +219,8 @@ def to_dict_reference(msg: message.Message) -> dict[str, Any]:
     """:func:`~a2a_grpc.protocol.protojson.to_dict` the slow way:
     ``json_format.MessageToDict`` and then the codec's fix-ups (REQUIRED
     defaults, millisecond timestamps, whole numbers in Struct/Value; NaN and
-    infinities in a Value as ``null``). Raises json_format's
-    ``SerializeToJsonError`` for values ProtoJSON cannot write (a Timestamp
-    outside years 1-9999)."""
+    infinities in a Value as ``null``). Raises :data:`EncodeError` for values
+    ProtoJSON cannot write (a Timestamp outside years 1-9999)."""
     out = _message_to_dict(msg)
     desc = msg.DESCRIPTOR
     if desc.full_name in OPAQUE:
