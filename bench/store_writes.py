@@ -21,6 +21,7 @@ import uuid
 from a2a_grpc.agents import load_agent
 from a2a_grpc.context import CallContext, Owner
 from a2a_grpc.core._handler import RequestHandler
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.store import SqlTaskStore, open_store
 from a2a_grpc.types import pb
 
@@ -73,12 +74,12 @@ async def bench(url, label, total):
         t = pb.Task(id=str(uuid.uuid4()), context_id="c1")
         t.status.state = pb.TASK_STATE_SUBMITTED
         t.history.add(message_id="m", role=pb.ROLE_USER).parts.add(text="x" * 100)
-        v = await store.create(t, OWNER)
+        v = await store.update(TaskWrite(t, OWNER))
         t.status.state = pb.TASK_STATE_WORKING
         t.artifacts.add(artifact_id="a").parts.add(text="x" * 100)
-        v = await store.update(t, OWNER, v)
+        v = await store.update(TaskWrite(t, OWNER, v))
         t.status.state = pb.TASK_STATE_COMPLETED
-        await store.update(t, OWNER, v)
+        await store.update(TaskWrite(t, OWNER, v))
 
     async def send():
         await handler.send_message(req(), call)

@@ -5,8 +5,9 @@ The log is the truth (``task_events``, written in the task write's own
 transaction: :mod:`a2a_grpc.cluster._store`); the bus says *when* there is
 something new, and may carry the event with it. :class:`PgEventRelay` listens
 on the store's PostgreSQL channel; each notification (delivered only on
-commit) of a task that has subscribers here names the task and its new
-version and, when it fit the payload, the event itself. So
+commit) of a task that has subscribers here names the task (its owner and
+id: :data:`~a2a_grpc.core.ports.TaskKey`) and its new version and, when it
+fit the payload, the event itself. So
 
 - the next version with its event (the common case) is published at once,
   from the payload: no query, no task;
@@ -22,7 +23,8 @@ version and, when it fit the payload, the event itself. So
 - the replica that wrote an event publishes it locally as before; its echo
   from the channel is a version already delivered.
 
-The same connection listens on the control channel (``cancel:<task id>``):
+The same connection listens on the control channel (``cancel`` of a task:
+:func:`~a2a_grpc.cluster._store.control_message`):
 CancelTask on one replica interrupts the execution on the replica holding
 the task's lease (:meth:`~a2a_grpc.cluster._leases.LeasedExecutions.cancel_elsewhere`).
 
@@ -41,9 +43,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from a2a_grpc.cluster._store import ClusterStore, ends_task, parse_notification
+from a2a_grpc.cluster._store import ClusterStore, ends_task, parse_control, parse_notification
 from a2a_grpc.core._events import DEFAULT_BUFFER_BYTES, EventBus, Subscription
 from a2a_grpc.core.hooks import NO_OBSERVER, Observer
+from a2a_grpc.core.ports import TaskKey
 from a2a_grpc.types import pb
 
 __all__ = ["ClusterBus", "EventRelay", "PgEventRelay"]
@@ -64,24 +67,25 @@ class ClusterBus(EventBus):
         observer: Observer = NO_OBSERVER,
     ) -> None:
         super().__init__(buffer=buffer, buffer_bytes=buffer_bytes, observer=observer)
-        self._delivered: dict[str, int] = {}
+        self._delivered: dict[TaskKey, int] = {}
 
-    def delivered(self, task_id: str) -> int:
-        """The highest version delivered to ``task_id``'s current subscribers (0: none)."""
-        return self._delivered.get(task_id, 0)
+    def delivered(self, key: TaskKey) -> int:
+        """The highest version delivered to the current subscribers of the
+        task ``key`` (0: none)."""
+        return self._delivered.get(key, 0)
 
-    def publish(self, task_id: str, version: int, event: pb.StreamResponse, *, last: bool = False) -> None:
+    def publish(self, key: TaskKey, version: int, event: pb.StreamResponse, *, last: bool = False) -> None:
         """As :meth:`EventBus.publish`, dropping a version already delivered."""
-        if task_id not in self._subs:
+        if key not in self._subs:
             return
         kind = event.WhichOneof("payload")
         if kind is not None and kind != "message":
-            if version <= self._delivered.get(task_id, 0):
+            if version <= self._delivered.get(key, 0):
                 return
-            self._delivered[task_id] = version
-        super().publish(task_id, version, event, last=last)
-        if task_id not in self._subs:
-            self._delivered.pop(task_id, None)
+            self._delivered[key] = version
+        super().publish(key, version, event, last=last)
+        if key not in self._subs:
+            self._delivered.pop(key, None)
 
     def close_all(self) -> None:
         super().close_all()
@@ -89,10 +93,10 @@ class ClusterBus(EventBus):
 
     def _remove(self, sub: Subscription) -> None:
         super()._remove(sub)
-        if sub.task_id not in self._subs:
-            self._delivered.pop(sub.task_id, None)
+        if sub.key not in self._subs:
+            self._delivered.pop(sub.key, None)
 
-    def followed(self) -> list[str]:
+    def followed(self) -> list[TaskKey]:
         """The tasks that have subscribers here."""
         return list(self._subs)
 
@@ -121,7 +125,7 @@ class EventRelay:
         *,
         name: str = "",
         retry_seconds: float = 0.5,
-        on_cancel: Callable[[str], None] | None = None,
+        on_cancel: Callable[[TaskKey], None] | None = None,
         on_health: Callable[[bool], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
@@ -129,11 +133,14 @@ class EventRelay:
         self.bus = bus
         self.retry_seconds = retry_seconds
         self.connected = asyncio.Event()
-        self._reading: set[str] = set()
-        self._again: set[str] = set()
+        self._reading: set[TaskKey] = set()
+        self._again: set[TaskKey] = set()
         self._keeper: asyncio.Task[None] | None = None
         self._closing = False
+        #: Called with a task's key when another replica asks this one to cancel it.
         self.on_cancel = on_cancel
+        #: Called with False when the listening connection is found lost, True
+        #: once it listens again (the server's health: NOT_SERVING meanwhile).
         self.on_health = on_health
 
     async def start(self) -> None:
@@ -152,7 +159,7 @@ class EventRelay:
             await self._close()
 
     async def send_control(self, message: str) -> None:
-        """Sends a control message (``cancel:<task id>``) to every replica."""
+        """Sends a control message (:func:`~a2a_grpc.cluster._store.control_message`) to every replica."""
         raise NotImplementedError
 
     async def _connect(self) -> None:
@@ -167,8 +174,8 @@ class EventRelay:
     async def _connected(self) -> None:
         await self._connect()
         self.connected.set()
-        for task_id in self.bus.followed():  # what was missed while not listening
-            self._read(task_id)
+        for key in self.bus.followed():  # what was missed while not listening
+            self._read(key)
 
     async def _keep(self) -> None:
         while not self._closing:
@@ -193,57 +200,61 @@ class EventRelay:
             except Exception:  # health is advisory: never stop the relay for it
                 log.exception("event relay: cannot report health")
 
-    def notified(self, task_id: str, version: int, event: bytes | None = None) -> None:
-        """``task_id`` committed ``version``, whose event is ``event`` (its
-        bytes; None when the backend did not carry it). The next version with
-        its event is published now; a later one, or one without its event,
-        is read from the log with whatever else is missing."""
-        if not self.bus.subscriber_count(task_id):
+    def notified(self, key: TaskKey, version: int, event: bytes | None = None) -> None:
+        """The task ``key`` committed ``version``, whose event is ``event``
+        (its bytes; None when the backend did not carry it). The next version
+        with its event is published now; a later one, or one without its
+        event, is read from the log with whatever else is missing."""
+        if not self.bus.subscriber_count(key):
             return
-        delivered = self.bus.delivered(task_id)
+        delivered = self.bus.delivered(key)
         if version <= delivered:
             return  # an echo of a local publish, or a duplicate
         if event is not None and version == delivered + 1:
             try:
                 decoded = pb.StreamResponse.FromString(event)
             except Exception:  # not an event after all: the log has it
-                log.warning("event relay: undecodable event %s of task %s", version, task_id)
+                log.warning("event relay: undecodable event %s of task %s", version, key[2])
             else:
-                self.bus.publish(task_id, version, decoded, last=ends_task(decoded))
+                self.bus.publish(key, version, decoded, last=ends_task(decoded))
                 return
-        self._read(task_id)
+        self._read(key)
 
     def control(self, payload: str) -> None:
         """A control message from another replica."""
-        verb, _, task_id = payload.partition(":")
-        if verb == "cancel" and self.on_cancel is not None:
-            self.on_cancel(task_id)
-
-    def _read(self, task_id: str) -> None:
-        """Reads the task's new events, once at a time per task."""
-        if task_id in self._reading:
-            self._again.add(task_id)
+        try:
+            verb, key = parse_control(payload)
+        except ValueError as exc:  # not this version's format: nothing to go by
+            log.warning("event relay: ignoring control message %.80r: %s", payload, exc)
             return
-        self._reading.add(task_id)
-        asyncio.get_running_loop().create_task(self._pump(task_id))
+        if verb == "cancel" and self.on_cancel is not None:
+            self.on_cancel(key)
 
-    async def _pump(self, task_id: str) -> None:
+    def _read(self, key: TaskKey) -> None:
+        """Reads the task's new events, once at a time per task."""
+        if key in self._reading:
+            self._again.add(key)
+            return
+        self._reading.add(key)
+        asyncio.get_running_loop().create_task(self._pump(key))
+
+    async def _pump(self, key: TaskKey) -> None:
         try:
             while True:
-                self._again.discard(task_id)
-                after = self.bus.delivered(task_id)
-                if self.bus.subscriber_count(task_id):
-                    for version, event, final in await self._events_after(task_id, after):
-                        self.bus.publish(task_id, version, event, last=final)
-                if task_id not in self._again:
+                self._again.discard(key)
+                after = self.bus.delivered(key)
+                if self.bus.subscriber_count(key):
+                    for version, event, final in await self._events_after(key, after):
+                        self.bus.publish(key, version, event, last=final)
+                if key not in self._again:
                     return
         except Exception:
-            log.exception("event relay: cannot read the events of task %s", task_id)
+            log.exception("event relay: cannot read the events of task %s", key[2])
         finally:
-            self._reading.discard(task_id)
+            self._reading.discard(key)
 
-    async def _events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
-        return await self.store.events_after(task_id, after)
+    async def _events_after(self, key: TaskKey, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+        return await self.store.events_after(key, after)
 
 
 class PgEventRelay(EventRelay):
@@ -261,7 +272,7 @@ class PgEventRelay(EventRelay):
         *,
         name: str = "",
         retry_seconds: float = 0.5,
-        on_cancel: Callable[[str], None] | None = None,
+        on_cancel: Callable[[TaskKey], None] | None = None,
         on_health: Callable[[bool], Awaitable[None]] | None = None,
     ) -> None:
         super().__init__(
@@ -289,17 +300,17 @@ class PgEventRelay(EventRelay):
 
     def _heard(self, payload: str) -> None:
         try:
-            task_id, version, event = parse_notification(payload)
+            key, version, event = parse_notification(payload)
         except ValueError as exc:  # not this version's format: nothing to go by
             log.warning("event relay: ignoring notification %.80r: %s", payload, exc)
             return
-        self.notified(task_id, version, event)
+        self.notified(key, version, event)
 
-    async def _events_after(self, task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+    async def _events_after(self, key: TaskKey, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
         if not self._alive():  # meanwhile, the pool's
-            return await self.store.events_after(task_id, after)
+            return await self.store.events_after(key, after)
         async with self._query:
-            return await self.store.events_after(task_id, after, conn=self._conn)
+            return await self.store.events_after(key, after, conn=self._conn)
 
     def _alive(self) -> bool:
         return self._conn is not None and not self._conn.is_closed()

@@ -55,15 +55,15 @@ from dataclasses import dataclass
 
 from a2a_grpc.cluster._bus import ClusterBus, EventRelay, PgEventRelay
 from a2a_grpc.cluster._recovery import fail_lost_task
-from a2a_grpc.cluster._store import ClusterStore, NewLease, TakenLease
+from a2a_grpc.cluster._store import ClusterStore, NewLease, TakenLease, control_message
 from a2a_grpc.context import Owner
 from a2a_grpc.core._drive import TaskWriter
 from a2a_grpc.core._events import Subscription
-from a2a_grpc.core._execution import Drive, Execution, Executions, busy_error
+from a2a_grpc.core._execution import Drive, Execution, Executions, Lease, busy_error
 from a2a_grpc.core._executor import ExecutorContext
 from a2a_grpc.core.features import Feature, Kernel
 from a2a_grpc.core.hooks import NO_OBSERVER, Observer
-from a2a_grpc.core.ports import Fence, LeaseLostError, StoredTask
+from a2a_grpc.core.ports import Fence, LeaseLostError, StoredTask, TaskKey, task_key
 from a2a_grpc.errors import A2AError
 from a2a_grpc.types import is_terminal, pb
 
@@ -145,24 +145,32 @@ class LeasedExecutions(Executions):
     def _hold(self, ex: Execution, fence: Fence | None) -> None:
         """``ex`` holds the lease ``fence`` (None: it took none, and may not write again)."""
         if fence is None:
-            ex.fence = Fence(ex.task_id, 0)  # no lease has epoch 0: a later write fails
+            ex.lease = Lease(Fence(ex.task_id, 0))  # no lease has epoch 0: a later write fails
             return
-        ex.fence, ex.lease_held = fence, True
+        ex.lease = Lease(fence, held=True)
         self.leased[fence.epoch] = ex
 
     def _dropped(self, fence: Fence) -> None:
         """A write of the execution holding ``fence`` dropped its lease."""
         ex = self.leased.pop(fence.epoch, None)
-        if ex is not None:
-            ex.lease_held = False
+        if ex is not None and ex.lease is not None:
+            ex.lease.held = False
+
+    def lost(self, epoch: int) -> Execution | None:
+        """The heartbeat found the lease ``epoch`` taken over: its execution
+        (None: none here) holds it no more."""
+        ex = self.leased.pop(epoch, None)
+        if ex is not None and ex.lease is not None:
+            ex.lease.held = False
+        return ex
 
     async def _release(self, ex: Execution) -> None:
-        fence = ex.fence
-        if fence is not None and ex.lease_held:
-            ex.lease_held = False
-            self.leased.pop(fence.epoch, None)
+        lease = ex.lease
+        if lease is not None and lease.held:
+            lease.held = False
+            self.leased.pop(lease.fence.epoch, None)
             try:
-                await self.store.release_lease(fence)
+                await self.store.release_lease(lease.fence)
             except Exception:  # the reaper drops it once it expires
                 log.exception("task %s: could not release its lease", ex.task_id)
 
@@ -177,8 +185,8 @@ class LeasedExecutions(Executions):
         if ex.existing is None:
             ttl, hold = self.config.lease_ttl, lambda f: self._hold(ex, f)
             # A push config: the creation snapshot is a second write (drive._create).
-            always = ex.push_config is not None
-            ex.fence = NewLease(ex.task_id, 0, self.config.replica_id, ttl, hold, [], always)
+            always = ex.request.push_config is not None
+            ex.lease = Lease(NewLease(ex.task_id, 0, self.config.replica_id, ttl, hold, [], always))
             await super().start(ex, prepare, stream=stream)
             return
 
@@ -200,17 +208,25 @@ class LeasedExecutions(Executions):
 
         await super().start(ex, leased_prepare, stream=stream)
 
-    async def start_leased(self, ex: Execution, prepare: Callable[[], Awaitable[ExecutorContext]]) -> None:
-        """Starts ``ex``, whose lease (``ex.fence``) is already held: a resumed
-        execution (:mod:`a2a_grpc.cluster._resume`). Raises as
-        :meth:`Executions.start` (busy, closing)."""
-        await super().start(ex, prepare, stream=False)
+    async def start_leased(
+        self, ex: Execution, fence: Fence, prepare: Callable[[], Awaitable[ExecutorContext]]
+    ) -> None:
+        """Starts ``ex`` under ``fence``, a lease already taken (a resumed
+        execution, :mod:`a2a_grpc.cluster._resume`): it holds the lease once
+        ``prepare`` runs. Raises as :meth:`Executions.start` (busy, closing)."""
+        ex.lease = Lease(fence)
 
-    def cancel_here(self, task_id: str) -> None:
-        """Another replica asked for ``task_id`` to be canceled: interrupts its
-        execution here, if any (the agent gets CancelledError; the drive loop
-        writes CANCELED)."""
-        ex = self.get(task_id)
+        async def holding() -> ExecutorContext:
+            self._hold(ex, fence)
+            return await prepare()
+
+        await super().start(ex, holding, stream=False)
+
+    def cancel_here(self, key: TaskKey) -> None:
+        """Another replica asked for the task ``key`` to be canceled:
+        interrupts its execution here, if any (the agent gets
+        CancelledError; the drive loop writes CANCELED)."""
+        ex = self.get(key)
         if ex is not None and ex.cancel_reason is None:
             self.interrupt(ex, "cancel")
 
@@ -220,11 +236,12 @@ class LeasedExecutions(Executions):
         then forces CANCELED (taking the lease over: the holder's later writes
         are fenced off). False when no replica holds the task's lease."""
         task_id = stored.task.id
-        if await self.store.lease_holder(task_id) is None:
+        if await self.store.lease_holder(owner, task_id) is None:
             return False
-        sub = self._bus.subscribe(task_id)
+        key = task_key(owner, task_id)
+        sub = self._bus.subscribe(key)
         try:
-            await self.control(f"cancel:{task_id}")
+            await self.control(control_message("cancel", key))
             fresh = await self.store.get(task_id, owner)  # it may have ended before the subscription
             if fresh is not None and not is_terminal(fresh.task.status.state):
                 with contextlib.suppress(TimeoutError):
@@ -237,7 +254,9 @@ class LeasedExecutions(Executions):
         return True
 
     async def _force_cancel(self, stored: StoredTask, owner: Owner, grace_seconds: float) -> None:
-        fence = await self.store.steal_lease(stored.task.id, self.config.replica_id, self.config.lease_ttl)
+        fence = await self.store.steal_lease(
+            owner, stored.task.id, self.config.replica_id, self.config.lease_ttl
+        )
         if fence is None:
             return  # the execution ended meanwhile: the caller reads the task again
         why = f"canceled at the client's request (replica {self.config.replica_id} forced it: "
@@ -255,7 +274,7 @@ def _relay(
     config: ClusterConfig,
     store: ClusterStore,
     bus: ClusterBus,
-    on_cancel: Callable[[str], None],
+    on_cancel: Callable[[TaskKey], None],
     on_health: Callable[[bool], Awaitable[None]] | None,
 ) -> EventRelay:
     """The relay of ``config.bus``."""
@@ -324,8 +343,8 @@ class Cluster(Feature):
         assert self._executions is not None, "the cluster's executions are not built yet"
         return self._executions
 
-    def _cancel_here(self, task_id: str) -> None:
-        self.executions.cancel_here(task_id)
+    def _cancel_here(self, key: TaskKey) -> None:
+        self.executions.cancel_here(key)
 
     async def start(self, kernel: Kernel | None = None) -> None:
         """Listens for other replicas' task events, reaps what expired while
@@ -371,8 +390,7 @@ class Cluster(Feature):
         for epoch, ex in held.items():
             if epoch in alive or epoch in self.store.dropping:  # dropping: its final write is in flight
                 continue
-            if self.executions.leased.pop(epoch, None) is not None:
-                ex.lease_held = False
+            if self.executions.lost(epoch) is not None:
                 log.warning("task %s: lease %d was taken over; stopping its execution", ex.task_id, epoch)
                 self.executions.interrupt(ex, "shutdown")
 

@@ -27,7 +27,14 @@ from typing import Protocol, runtime_checkable
 from a2a_grpc.context import Owner
 from a2a_grpc.core._drive import TaskWriter
 from a2a_grpc.core.features import Feature, Kernel
-from a2a_grpc.core.ports import Fence, LeaseLostError, StoredTask, VersionConflictError
+from a2a_grpc.core.ports import (
+    Fence,
+    LeaseLostError,
+    StoredTask,
+    TaskWrite,
+    VersionConflictError,
+    task_key,
+)
 from a2a_grpc.protocol._taskupdate import apply_event
 from a2a_grpc.types import new_id, now_timestamp, pb
 
@@ -44,8 +51,11 @@ _BATCH = 500
 class ActiveTaskScan(Protocol):
     """A store that can list the active tasks of every owner (the SQL store)."""
 
-    async def active_tasks(self, limit: int, after: str = "") -> list[tuple[Owner, StoredTask]]:
-        """Up to ``limit`` SUBMITTED or WORKING tasks, by id, after ``after``."""
+    async def active_tasks(
+        self, limit: int, after: tuple[str, str, str] = ("", "", "")
+    ) -> list[tuple[Owner, StoredTask]]:
+        """Up to ``limit`` SUBMITTED or WORKING tasks in (id, tenant, user)
+        order, after the task ``after`` (that triple)."""
 
 
 def lost_event(
@@ -95,9 +105,10 @@ async def fail_lost_task(
             end = lost_event(stored.task, why)
         task, out = apply_event(stored.task, end)
         configs = await writer.push_configs(owner, task.id)
-        outbox = writer.outbox(task.id, configs, stored.version + 1, out)
+        outbox = writer.outbox(owner, task.id, configs, stored.version + 1, out)
         try:
-            version = await writer.write(task, owner, stored.version, outbox, fence, out)
+            write = TaskWrite(task, owner, stored.version, (out,), outbox, fence)
+            version = await writer.write(write, stored.task.status.state)
         except LeaseLostError:
             raise
         except VersionConflictError:
@@ -106,7 +117,7 @@ async def fail_lost_task(
                 return None
             stored = fresh
             continue
-        writer.bus.publish(task.id, version, out, last=True)
+        writer.bus.publish(task_key(owner, task.id), version, out, last=True)
         return StoredTask(task, version)
     return None
 
@@ -115,7 +126,7 @@ async def recover_on_start(store: ActiveTaskScan, writer: TaskWriter) -> int:
     """Marks every SUBMITTED or WORKING task in ``store`` FAILED ("execution
     lost: the server stopped before the task ended"), as a single-process
     server does before it serves; returns how many it marked."""
-    marked, after = 0, ""
+    marked, after = 0, ("", "", "")
     while True:
         batch = await store.active_tasks(_BATCH, after)
         for owner, stored in batch:
@@ -124,7 +135,8 @@ async def recover_on_start(store: ActiveTaskScan, writer: TaskWriter) -> int:
                 marked += 1
         if len(batch) < _BATCH:
             break
-        after = batch[-1][1].task.id
+        owner, last = batch[-1]
+        after = (last.task.id, owner.tenant, owner.user)
     if marked:
         log.warning("crash recovery: %d task(s) left active by an earlier process marked FAILED", marked)
     return marked

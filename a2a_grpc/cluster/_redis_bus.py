@@ -3,14 +3,16 @@
 Fed from committed rows: a replica appends one entry per event to the stream
 ``<prefix>events`` only after the task write committed (the store's
 ``on_commit``; the entries of one event-loop iteration's commits in one
-pipelined round trip): ``task:version`` and the event's bytes when they are
+pipelined round trip): the task and its version (as a
+:func:`~a2a_grpc.cluster._store.notification` without the event) and the
+event's bytes when they are
 at most :data:`~a2a_grpc.cluster._store.NOTIFY_LIMIT`. A reader publishes the
 next version from the entry and reads anything else from the log
 (:meth:`~a2a_grpc.cluster._bus.EventRelay.notified`), so nothing is lost when
 an entry is (a replica killed between its commit and its XADD, a stream
 trimmed past an entry): the next entry of the task, or the sweep that
 re-reads every followed task each ``sweep_seconds``, reads the missing rows
-from the table. Control messages (``cancel:<task id>``) go to
+from the table. Control messages (:func:`~a2a_grpc.cluster._store.control_message`) go to
 the stream ``<prefix>control``. Both streams are capped (``MAXLEN ~``).
 
 Needs the ``redis`` package (``pip install a2a-grpc[cluster]``).
@@ -25,7 +27,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from a2a_grpc.cluster._bus import ClusterBus, EventRelay
-from a2a_grpc.cluster._store import NOTIFY_LIMIT, ClusterStore
+from a2a_grpc.cluster._store import NOTIFY_LIMIT, ClusterStore, notification, parse_notification
+from a2a_grpc.core.ports import TaskKey
 from a2a_grpc.types import pb
 
 __all__ = ["RedisEventRelay"]
@@ -50,7 +53,7 @@ class RedisEventRelay(EventRelay):
         name: str = "",
         retry_seconds: float = 0.5,
         sweep_seconds: float = 1.0,
-        on_cancel: Callable[[str], None] | None = None,
+        on_cancel: Callable[[TaskKey], None] | None = None,
         on_health: Callable[[bool], Awaitable[None]] | None = None,
     ) -> None:
         super().__init__(
@@ -68,7 +71,7 @@ class RedisEventRelay(EventRelay):
         self._pending: set[asyncio.Task[None]] = set()
         self._entries: list[dict[str, str | bytes]] = []
 
-    def _committed(self, task_id: str, version: int, events: Sequence[pb.StreamResponse]) -> None:
+    def _committed(self, key: TaskKey, version: int, events: Sequence[pb.StreamResponse]) -> None:
         """After a commit: queues one entry per event, appended at the end of
         this loop iteration (never awaited by the writer)."""
         if self._redis is None:
@@ -77,7 +80,7 @@ class RedisEventRelay(EventRelay):
             asyncio.get_running_loop().call_soon(self._flush)
         first = version - len(events) + 1
         for i, event in enumerate(events):
-            entry: dict[str, str | bytes] = {"p": f"{task_id}:{first + i}"}
+            entry: dict[str, str | bytes] = {"p": notification(key, first + i, b"")}
             data = event.SerializeToString()
             if len(data) <= NOTIFY_LIMIT:
                 entry["e"] = data
@@ -132,8 +135,7 @@ class RedisEventRelay(EventRelay):
                         last[name] = entry_id
                         payload = fields[b"p"].decode()
                         if name == self.events_stream:
-                            task_id, _, version = payload.rpartition(":")
-                            self.notified(task_id, int(version), fields.get(b"e"))
+                            self._heard(payload, fields.get(b"e"))
                         else:
                             self.control(payload)
         except asyncio.CancelledError:
@@ -142,12 +144,20 @@ class RedisEventRelay(EventRelay):
             log.warning("event relay: reading Redis failed: %s", exc)
             self.connected.clear()
 
+    def _heard(self, payload: str, event: bytes | None) -> None:
+        try:
+            key, version, _none = parse_notification(payload)
+        except ValueError as exc:  # not this version's format: nothing to go by
+            log.warning("event relay: ignoring stream entry %.80r: %s", payload, exc)
+            return
+        self.notified(key, version, event)
+
     async def _sweep(self) -> None:
         """Re-reads every followed task from the log: what a lost wake-up missed."""
         while True:
             await asyncio.sleep(self.sweep_seconds)
-            for task_id in self.bus.followed():
-                self._read(task_id)
+            for key in self.bus.followed():
+                self._read(key)
 
     def _alive(self) -> bool:
         return self._reader is not None and not self._reader.done()

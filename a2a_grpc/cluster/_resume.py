@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from a2a_grpc.context import CallContext, Owner
-from a2a_grpc.core._execution import Execution
+from a2a_grpc.core._execution import Execution, Progress, Request
 from a2a_grpc.core._executor import ExecutorContext
 from a2a_grpc.core.ports import Fence, StoredTask
 from a2a_grpc.types import pb
@@ -59,18 +59,17 @@ async def resume(
     released when it ends. Raises UNAVAILABLE once the server is closing
     (the caller then fails the task as the default policy does)."""
     task = stored.task
-    ex = Execution(task.id, task.context_id, owner, last_user_message(task), stored, None)
-    ex.fence, ex.current = fence, stored
-    ex.push_configs = await executions.writer.push_configs(owner, task.id)
-    ex.committed.set()  # the task exists: nothing waits for its creation
+    configs = await executions.writer.push_configs(owner, task.id)
+    # The task exists: the drive continues from it (nothing waits for its creation).
+    progress = Progress(current=stored, push_configs=configs)
+    ex = Execution(Request(task.id, task.context_id, owner, last_user_message(task)), stored, progress)
+    ex.signals.commit()
 
     async def prepare() -> ExecutorContext:
-        executions.leased[fence.epoch] = ex
-        ex.lease_held = True
         snapshot = pb.Task()
         snapshot.CopyFrom(task)
         return ExecutorContext(
-            message=ex.message,
+            message=ex.request.message,
             task_id=task.id,
             context_id=task.context_id,
             call=CallContext(RESUME_METHOD, tenant=owner.tenant, user=owner.user, binding="resume"),
@@ -78,5 +77,5 @@ async def resume(
             metadata={"resumed": True, "previous_replica": previous_replica},
         )
 
-    await executions.start_leased(ex, prepare)
+    await executions.start_leased(ex, fence, prepare)
     return ex

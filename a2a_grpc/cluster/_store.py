@@ -1,8 +1,9 @@
 """The cluster store: the SQL store on PostgreSQL plus the execution leases.
 
-One row per running execution in ``<prefix>leases``: the task id (primary
-key: one execution per task cluster-wide), its owner, the replica running it,
-the lease *epoch* and the expiry. Epochs come from one sequence
+One row per running execution in ``<prefix>leases``: the task id and its
+owner (the primary key: one execution per task cluster-wide; a task id names
+a task of one owner), the replica running it, the lease *epoch* and the
+expiry. Epochs come from one sequence
 (``<prefix>lease_epoch``), so they are unique cluster-wide and grow with every
 lease taken: a takeover gives the task a new epoch and the old holder's
 fence no longer matches, whether or not anybody wrote the task in between.
@@ -10,16 +11,17 @@ Expiry is in the database's clock (``clock_timestamp()``, seconds), so the
 replicas' clocks never meet.
 
 Every task write also appends the stream event it produced to
-``<prefix>task_events`` (task id, version, event bytes, whether the task is
-terminal after it, commit time) in the same transaction, and sends
+``<prefix>task_events`` (task id and owner, version, event bytes, whether the
+task is terminal after it, commit time) in the same transaction, and sends
 ``pg_notify('<prefix>events', payload)``, which PostgreSQL delivers to the
 listening replicas only once the transaction commits
-(:mod:`a2a_grpc.cluster._bus`). The payload (:func:`notification`) carries the
-event itself when it fits PostgreSQL's 8000-byte limit, so a listener needs no
-query for it. Each version of a task has exactly one event row, so a reader
-that knows version V reads the rest with ``version > V``.
+(:mod:`a2a_grpc.cluster._bus`). The payload (:func:`notification`) names the
+task by its owner and id and carries the event itself when it fits
+PostgreSQL's 8000-byte limit, so a listener needs no query for it. Each
+version of a task has exactly one event row, so a reader that knows version V
+reads the rest with ``version > V``.
 
-Push delivery is claimed per (task, config) pair in ``<prefix>push_claims``
+Push delivery is claimed per (task, config) pair (of one owner) in ``<prefix>push_claims``
 (:meth:`ClusterStore.outbox_due`): every replica runs a dispatcher, and a
 pair's rows go out from the one replica holding its claim, in outbox order;
 the claim is renewed by each read and dropped when the pair has nothing
@@ -78,14 +80,16 @@ from sqlalchemy import (
     Sequence,
     String,
     Table,
+    inspect,
     text,
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from a2a_grpc.context import Owner
-from a2a_grpc.core.ports import Fence, LeaseLostError, OutboxEntry, OutboxRecord
+from a2a_grpc.core.ports import Fence, LeaseLostError, OutboxEntry, OutboxRecord, TaskKey, TaskWrite
 from a2a_grpc.store._sql import SqlTaskStore
+from a2a_grpc.store._sql.schema import rekey
 from a2a_grpc.types import is_terminal, pb
 
 __all__ = [
@@ -105,29 +109,48 @@ _NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 NOTIFY_LIMIT = 7999
 
 
-def notification(task_id: str, version: int, event: bytes, limit: int = NOTIFY_LIMIT) -> str:
-    """The NOTIFY payload of a task's new version: ``version:event:task id``,
-    the event in base64, or empty when the payload would exceed ``limit``
-    bytes (the listener then reads the row). The task id goes last, so it may
-    hold any character, ``:`` included."""
-    tail = f":{task_id}"
+def notification(key: TaskKey, version: int, event: bytes, limit: int = NOTIFY_LIMIT) -> str:
+    """The NOTIFY payload of a task's new version:
+    ``version:event:len(tenant):len(user):tenant user task id`` (the event in
+    base64, or empty when the payload would exceed ``limit`` bytes: the
+    listener then reads the row). The owner's and the task's strings go last,
+    their lengths first, so they may hold any character, ``:`` included."""
+    tenant, user, task_id = key
+    tail = f":{len(tenant)}:{len(user)}:{tenant}{user}{task_id}"
     size = len(str(version)) + 1 + len(tail.encode())
     if size + (len(event) + 2) // 3 * 4 > limit:
         return f"{version}:{tail}"
     return f"{version}:{base64.b64encode(event).decode('ascii')}{tail}"
 
 
-def parse_notification(payload: str) -> tuple[str, int, bytes | None]:
-    """(task id, version, the event's bytes or None when it was left out) of
-    a :func:`notification` payload; raises ValueError for anything else."""
-    version, event, task_id = payload.split(":", 2)
-    if not task_id:
+def parse_notification(payload: str) -> tuple[TaskKey, int, bytes | None]:
+    """(the task's key, version, the event's bytes or None when it was left
+    out) of a :func:`notification` payload; raises ValueError for anything else."""
+    version, event, tenant_len, user_len, rest = payload.split(":", 4)
+    at, end = int(tenant_len), int(tenant_len) + int(user_len)
+    key = (rest[:at], rest[at:end], rest[end:])
+    if not key[2] or len(rest) < end:
         raise ValueError(f"no task id in notification {payload[:80]!r}")
     try:
         data = binascii.a2b_base64(event, strict_mode=True) if event else None
     except binascii.Error as exc:
-        raise ValueError(f"bad event in notification for task {task_id!r}: {exc}") from None
-    return task_id, int(version), data
+        raise ValueError(f"bad event in notification for task {key[2]!r}: {exc}") from None
+    return key, int(version), data
+
+
+def control_message(verb: str, key: TaskKey) -> str:
+    """A control message between replicas about one task: ``verb:len(tenant):len(user):tenant user task id``."""
+    tenant, user, task_id = key
+    return f"{verb}:{len(tenant)}:{len(user)}:{tenant}{user}{task_id}"
+
+
+def parse_control(payload: str) -> tuple[str, TaskKey]:
+    """(verb, the task's key) of a :func:`control_message`; ValueError for anything else."""
+    verb, tenant_len, user_len, rest = payload.split(":", 3)
+    at, end = int(tenant_len), int(tenant_len) + int(user_len)
+    if len(rest) <= end:
+        raise ValueError(f"no task id in control message {payload[:80]!r}")
+    return verb, (rest[:at], rest[at:end], rest[end:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,8 +186,8 @@ def _leases_table(md: MetaData, prefix: str) -> Table:
         f"{prefix}leases",
         md,
         Column("task_id", String(collation="C"), primary_key=True),
-        Column("tenant", String(), nullable=False),
-        Column("owner_user", String(), nullable=False),
+        Column("tenant", String(), primary_key=True),
+        Column("owner_user", String(), primary_key=True),
         Column("replica", String(), nullable=False),
         Column("epoch", BigInteger(), nullable=False, unique=True),
         Column("expires_at", Double(), nullable=False),
@@ -176,6 +199,8 @@ def _events_table(md: MetaData, prefix: str) -> Table:
         f"{prefix}task_events",
         md,
         Column("task_id", String(collation="C"), primary_key=True),
+        Column("tenant", String(), primary_key=True),
+        Column("owner_user", String(), primary_key=True),
         Column("version", Integer(), primary_key=True),
         Column("event", LargeBinary(), nullable=False),
         Column("final", Boolean(), nullable=False),
@@ -191,6 +216,8 @@ def _claims_table(md: MetaData, prefix: str) -> Table:
         md,
         Column("task_id", String(collation="C"), primary_key=True),
         Column("config_id", String(collation="C"), primary_key=True),
+        Column("tenant", String(), primary_key=True),
+        Column("owner_user", String(), primary_key=True),
         Column("replica", String(), nullable=False),
         Column("until", Double(), nullable=False),
     )
@@ -224,7 +251,7 @@ class ClusterStore(SqlTaskStore):
         self.push_claims = _claims_table(md, table_prefix)
         #: The NOTIFY channel of this store's task events.
         self.channel = f"{table_prefix}events"
-        #: The NOTIFY channel of control messages between replicas ("cancel:<task id>").
+        #: The NOTIFY channel of control messages between replicas (:func:`control_message`).
         self.control_channel = f"{table_prefix}control"
         #: This replica's name on the push claims it takes (set by the cluster).
         self.claimant = ""
@@ -233,9 +260,9 @@ class ClusterStore(SqlTaskStore):
         #: Whether each event write also NOTIFYs (the PostgreSQL bus); another
         #: bus sets it False and is told of each commit by ``on_commit``.
         self.notify_in_transaction = True
-        #: Called with (task id, version, the events logged: versions up to
-        #: ``version``, in order) once a task write has committed.
-        self.on_commit: Callable[[str, int, SequenceOf[pb.StreamResponse]], None] | None = None
+        #: Called with (the task's key, version, the events logged: versions
+        #: up to ``version``, in order) once a task write has committed.
+        self.on_commit: Callable[[TaskKey, int, SequenceOf[pb.StreamResponse]], None] | None = None
         #: Called with the fence of a write that dropped its lease, once committed.
         self.on_lease_dropped: Callable[[Fence], None] | None = None
         #: Epochs whose lease a write in flight drops (the heartbeat must not
@@ -247,27 +274,24 @@ class ClusterStore(SqlTaskStore):
         self._sql_unclaim = text(
             f"DELETE FROM {self.push_claims.name} c USING {self.schema.outbox.name} o "
             "WHERE o.seq = :seq AND c.task_id = o.task_id AND c.config_id = o.config_id "
+            "AND c.tenant = o.tenant AND c.owner_user = o.owner_user "
             "AND c.replica = :replica AND NOT EXISTS (SELECT 1 FROM "
             f"{self.schema.outbox.name} p WHERE p.task_id = o.task_id AND p.config_id = o.config_id "
-            "AND p.state = 'pending')"
+            "AND p.tenant = o.tenant AND p.owner_user = o.owner_user AND p.state = 'pending')"
         )
 
     def _event_statements(self) -> None:
         ev = self.events.name
-        self._sql_event = text(
-            f"INSERT INTO {ev} (task_id, version, event, final, created_at) "
-            f"VALUES (:task, :version, :event, :final, {_NOW})"
-        )
+        columns = "(task_id, tenant, owner_user, version, event, final, created_at)"
+        one = f"INSERT INTO {ev} {columns} VALUES (:task, :tenant, :user, :version, :event, :final, {_NOW})"
+        self._sql_event = text(one)
         self._sql_notify = text("SELECT pg_notify(:channel, :payload)")
         # The event row and its NOTIFY in one statement (one round trip per write).
-        self._sql_event_notify = text(
-            f"WITH logged AS (INSERT INTO {ev} (task_id, version, event, final, created_at) "
-            f"VALUES (:task, :version, :event, :final, {_NOW})) SELECT pg_notify(:channel, :payload)"
-        )
+        self._sql_event_notify = text(f"WITH logged AS ({one}) SELECT pg_notify(:channel, :payload)")
         # Several events of one write: the rows from arrays, then one NOTIFY
         # per event in array (version) order.
         many = (
-            f"INSERT INTO {ev} (task_id, version, event, final, created_at) SELECT :task, t.v, t.e, t.f, {_NOW} "
+            f"INSERT INTO {ev} {columns} SELECT :task, :tenant, :user, t.v, t.e, t.f, {_NOW} "
             "FROM unnest(CAST(:versions AS INTEGER[]), CAST(:events AS BYTEA[]), CAST(:finals AS BOOLEAN[])) "
             "AS t(v, e, f)"
         )
@@ -278,15 +302,17 @@ class ClusterStore(SqlTaskStore):
             "WITH ORDINALITY AS p(payload, n) ORDER BY p.n"
         )
         self._sql_after = text(
-            f"SELECT version, event, final FROM {ev} WHERE task_id = :task AND version > :after ORDER BY version"
+            f"SELECT version, event, final FROM {ev} WHERE task_id = :task AND tenant = :tenant "
+            "AND owner_user = :user AND version > :after ORDER BY version"
         )
         #: The same for a raw asyncpg connection (the relay's own).
         self.raw_events_after = (
-            f"SELECT version, event, final FROM {ev} WHERE task_id = $1 AND version > $2 ORDER BY version"
+            f"SELECT version, event, final FROM {ev} WHERE task_id = $1 AND tenant = $2 AND owner_user = $3 "
+            "AND version > $4 ORDER BY version"
         )
         self._sql_prune = text(
-            f"DELETE FROM {ev} WHERE task_id IN (SELECT task_id FROM {ev} "
-            f"WHERE final AND created_at < {_NOW} - :age LIMIT :limit)"
+            f"DELETE FROM {ev} WHERE (task_id, tenant, owner_user) IN (SELECT task_id, tenant, owner_user "
+            f"FROM {ev} WHERE final AND created_at < {_NOW} - :age LIMIT :limit)"
         )
 
     def _lease_statements(self) -> None:
@@ -294,7 +320,7 @@ class ClusterStore(SqlTaskStore):
         self._sql_acquire = text(
             f"INSERT INTO {lt} (task_id, tenant, owner_user, replica, epoch, expires_at) "
             f"VALUES (:task, :tenant, :user, :replica, nextval('{seq}'), {_NOW} + :ttl) "
-            "ON CONFLICT (task_id) DO NOTHING RETURNING epoch"
+            "ON CONFLICT (task_id, tenant, owner_user) DO NOTHING RETURNING epoch"
         )
         self._sql_renew = text(
             f"UPDATE {lt} SET expires_at = {_NOW} + :ttl WHERE epoch = ANY(:epochs) RETURNING epoch"
@@ -302,117 +328,102 @@ class ClusterStore(SqlTaskStore):
         self._sql_release = text(f"DELETE FROM {lt} WHERE task_id = :task AND epoch = :epoch")
         self._sql_fence = text(f"SELECT 1 FROM {lt} WHERE task_id = :task AND epoch = :epoch FOR KEY SHARE")
         self._sql_take = text(
-            f"WITH expired AS (SELECT task_id, replica FROM {lt} WHERE expires_at < {_NOW} "
+            f"WITH expired AS (SELECT epoch, replica FROM {lt} WHERE expires_at < {_NOW} "
             "ORDER BY expires_at LIMIT :limit FOR UPDATE SKIP LOCKED) "
             f"UPDATE {lt} AS l SET replica = :replica, epoch = nextval('{seq}'), expires_at = {_NOW} + :ttl "
-            "FROM expired WHERE l.task_id = expired.task_id "
+            "FROM expired WHERE l.epoch = expired.epoch "
             "RETURNING l.task_id, l.tenant, l.owner_user, expired.replica, l.epoch"
         )
         self._sql_count = text(f"SELECT count(*) FROM {lt}")
         self._sql_steal = text(
             f"UPDATE {lt} SET replica = :replica, epoch = nextval('{seq}'), expires_at = {_NOW} + :ttl "
-            "WHERE task_id = :task RETURNING epoch"
+            "WHERE task_id = :task AND tenant = :tenant AND owner_user = :user RETURNING epoch"
         )
-        self._sql_holder = text(f"SELECT replica FROM {lt} WHERE task_id = :task")
+        self._sql_holder = text(
+            f"SELECT replica FROM {lt} WHERE task_id = :task AND tenant = :tenant AND owner_user = :user"
+        )
         self._sql_end_relay = text(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
             "AND application_name = :name AND pid <> pg_backend_pid()"
         )
 
-    event_log = True
+    #: The task-event log: every write's events are kept.
+    keeps_events = True
 
     def log_events(
-        self, conn: Connection, task_id: str, first: int, events: SequenceOf[pb.StreamResponse]
+        self, conn: Connection, owner: Owner, task_id: str, first: int, events: SequenceOf[pb.StreamResponse]
     ) -> None:
         """Inside a task write: appends the events (versions ``first``, ...)
         and (PostgreSQL bus) notifies the listening replicas, one notification
         per event in version order (delivered on commit; payload
         :func:`notification`). One statement, whatever the number of events."""
         data = [event.SerializeToString() for event in events]
+        key = (owner.tenant, owner.user, task_id)
         if len(data) == 1:
-            row: dict[str, Any] = {"task": task_id, "version": first, "event": data[0]}
-            row["final"] = ends_task(events[0])
+            row: dict[str, Any] = {"task": task_id, "tenant": owner.tenant, "user": owner.user}
+            row.update(version=first, event=data[0], final=ends_task(events[0]))
             if self.notify_in_transaction:
-                row.update(channel=self.channel, payload=notification(task_id, first, data[0]))
+                row.update(channel=self.channel, payload=notification(key, first, data[0]))
                 conn.execute(self._sql_event_notify, row)
             else:
                 conn.execute(self._sql_event, row)
             return
         versions = list(range(first, first + len(data)))
-        rows: dict[str, Any] = {"task": task_id, "versions": versions, "events": data}
-        rows["finals"] = [ends_task(event) for event in events]
+        rows: dict[str, Any] = {"task": task_id, "tenant": owner.tenant, "user": owner.user}
+        rows.update(versions=versions, events=data, finals=[ends_task(event) for event in events])
         if self.notify_in_transaction:
             rows.update(channel=self.channel)
-            rows["payloads"] = [notification(task_id, v, d) for v, d in zip(versions, data, strict=True)]
+            rows["payloads"] = [notification(key, v, d) for v, d in zip(versions, data, strict=True)]
             conn.execute(self._sql_events_notify, rows)
         else:
             conn.execute(self._sql_events, rows)
 
-    async def create(
-        self,
-        task: pb.Task,
-        owner: Owner,
-        *,
-        fence: Fence | None = None,
-        events: SequenceOf[pb.StreamResponse] = (),
-    ) -> int:
-        """As the SQL store's; given a :class:`NewLease` fence, the task's
-        lease is taken in the same transaction unless the task is created
+    async def update(self, write: TaskWrite) -> int:
+        """As the SQL store's. A creation fenced by a :class:`NewLease` takes
+        the task's lease in the same transaction unless the task is created
         terminal (then ``fence.taken(None)``; else ``fence.taken`` gets the
-        new lease's fence, once committed). Then ``on_commit``."""
-        version = await super().create(task, owner, fence=fence, events=events)
-        if isinstance(fence, NewLease):
-            fence.taken(Fence(task.id, fence.epochs[0]) if fence.epochs else None)
-        if self.on_commit is not None:
-            self.on_commit(task.id, version, events or (pb.StreamResponse(task=task),))
-        return version
-
-    async def update(
-        self,
-        task: pb.Task,
-        owner: Owner,
-        expected_version: int,
-        *,
-        outbox: SequenceOf[OutboxEntry] = (),
-        fence: Fence | None = None,
-        events: SequenceOf[pb.StreamResponse] = (),
-        append: pb.Artifact | None = None,
-    ) -> int:
-        """As the SQL store's; a fenced write that leaves the task terminal
-        also drops the lease, in the same transaction (then
+        new lease's fence, once committed). A fenced write that leaves the
+        task terminal drops the lease, in the same transaction (then
         ``on_lease_dropped(fence)``, once committed; a later write with that
         fence fails with LeaseLostError). Then ``on_commit``."""
-        drops = fence is not None and fence.epoch > 0 and is_terminal(task.status.state)
-        if drops:
-            assert fence is not None
-            self.dropping.add(fence.epoch)
-        try:
-            version = await super().update(
-                task, owner, expected_version, outbox=outbox, fence=fence, events=events, append=append
-            )
-        finally:
+        task, fence = write.task, write.fence
+        if write.expected_version == 0:
+            version = await super().update(write)
+            if isinstance(fence, NewLease):
+                fence.taken(Fence(task.id, fence.epochs[0]) if fence.epochs else None)
+        else:
+            drops = fence is not None and fence.epoch > 0 and is_terminal(task.status.state)
             if drops:
                 assert fence is not None
-                self.dropping.discard(fence.epoch)
-        if drops and self.on_lease_dropped is not None:
-            assert fence is not None
-            self.on_lease_dropped(fence)
+                self.dropping.add(fence.epoch)
+            try:
+                version = await super().update(write)
+            finally:
+                if drops:
+                    assert fence is not None
+                    self.dropping.discard(fence.epoch)
+            if drops and self.on_lease_dropped is not None:
+                assert fence is not None
+                self.on_lease_dropped(fence)
         if self.on_commit is not None:
-            self.on_commit(task.id, version, events or (pb.StreamResponse(task=task),))
+            key = (write.owner.tenant, write.owner.user, task.id)
+            self.on_commit(key, version, write.events or (pb.StreamResponse(task=task),))
         return version
 
     async def events_after(
-        self, task_id: str, after: int, *, conn: Any = None
+        self, key: TaskKey, after: int, *, conn: Any = None
     ) -> list[tuple[int, pb.StreamResponse, bool]]:
-        """The logged events of ``task_id`` with versions above ``after``, in
-        version order: (version, event, whether the task is terminal after it).
-        Read on ``conn`` (a raw asyncpg connection, one query at a time) when
-        given, else on the pool."""
+        """The logged events of the task ``key`` with versions above
+        ``after``, in version order: (version, event, whether the task is
+        terminal after it). Read on ``conn`` (a raw asyncpg connection, one
+        query at a time) when given, else on the pool."""
+        tenant, user, task_id = key
         if conn is not None:
-            rows = await conn.fetch(self.raw_events_after, task_id, after)
+            rows = await conn.fetch(self.raw_events_after, task_id, tenant, user, after)
         else:
+            params = {"task": task_id, "tenant": tenant, "user": user, "after": after}
             async with self.engine.connect() as pooled:
-                rows = (await pooled.execute(self._sql_after, {"task": task_id, "after": after})).all()
+                rows = (await pooled.execute(self._sql_after, params)).all()
         return [(int(r[0]), pb.StreamResponse.FromString(r[1]), bool(r[2])) for r in rows]
 
     async def prune_events(self, older_than: float, limit: int = 1000) -> int:
@@ -431,18 +442,21 @@ class ClusterStore(SqlTaskStore):
         row and dropped its claim must see that row as delivered (one
         statement read it pending from its older snapshot and sent it again)."""
         o, c = self.schema.outbox.name, self.push_claims.name
+        pair = "task_id, config_id, tenant, owner_user"
         claim = text(
-            f"WITH due AS (SELECT DISTINCT task_id, config_id FROM {o} "
-            "WHERE state = 'pending' AND next_attempt_at <= :now ORDER BY task_id, config_id LIMIT :limit) "
-            f"INSERT INTO {c} (task_id, config_id, replica, until) "
-            f"SELECT task_id, config_id, :replica, {_NOW} + :ttl FROM due "
-            f"ON CONFLICT (task_id, config_id) DO UPDATE SET replica = :replica, until = {_NOW} + :ttl "
-            f"WHERE {c}.replica = :replica OR {c}.until < {_NOW} RETURNING task_id, config_id"
+            f"WITH due AS (SELECT DISTINCT {pair} FROM {o} "
+            f"WHERE state = 'pending' AND next_attempt_at <= :now ORDER BY {pair} LIMIT :limit) "
+            f"INSERT INTO {c} ({pair}, replica, until) "
+            f"SELECT {pair}, :replica, {_NOW} + :ttl FROM due "
+            f"ON CONFLICT ({pair}) DO UPDATE SET replica = :replica, until = {_NOW} + :ttl "
+            f"WHERE {c}.replica = :replica OR {c}.until < {_NOW} RETURNING {pair}"
         )
         rows = text(
             f"SELECT o.seq, o.task_id, o.config_id, o.event_id, o.payload, o.attempts, o.next_attempt_at, "
-            f"o.state, o.last_error FROM {o} o JOIN unnest(CAST(:tasks AS TEXT[]), CAST(:configs AS TEXT[])) "
-            "AS h(task_id, config_id) ON o.task_id = h.task_id AND o.config_id = h.config_id "
+            f"o.state, o.last_error, o.tenant, o.owner_user FROM {o} o JOIN unnest(CAST(:tasks AS TEXT[]), "
+            "CAST(:configs AS TEXT[]), CAST(:tenants AS TEXT[]), CAST(:users AS TEXT[])) "
+            "AS h(task_id, config_id, tenant, owner_user) ON o.task_id = h.task_id AND o.config_id = h.config_id "
+            "AND o.tenant = h.tenant AND o.owner_user = h.owner_user "
             "WHERE o.state = 'pending' AND o.next_attempt_at <= :now ORDER BY o.seq LIMIT :limit"
         )
         return claim, rows
@@ -458,11 +472,14 @@ class ClusterStore(SqlTaskStore):
             if not held:
                 return []
             pairs = {"tasks": [h[0] for h in held], "configs": [h[1] for h in held]}
+            pairs.update(tenants=[h[2] for h in held], users=[h[3] for h in held])
             rows = (await conn.execute(self._sql_claimed_rows, {"now": now, "limit": limit, **pairs})).all()
         return [
             OutboxRecord(
                 seq=r[0],
-                entry=OutboxEntry(task_id=r[1], config_id=r[2], event_id=r[3], payload=bytes(r[4])),
+                entry=OutboxEntry(
+                    task_id=r[1], config_id=r[2], event_id=r[3], payload=bytes(r[4]), owner=Owner(r[9], r[10])
+                ),
                 attempts=r[5],
                 next_attempt_at=r[6],
                 state=r[7],
@@ -482,6 +499,37 @@ class ClusterStore(SqlTaskStore):
         if state != "pending":
             async with self._write() as conn:
                 await conn.execute(self._sql_unclaim, {"seq": seq, "replica": self.claimant})
+
+    def _create_schema(self, conn: Connection) -> None:
+        """The SQL store's tables, then this store's of an older release
+        brought to the keys of a task per owner (:meth:`_upgrade`)."""
+        super()._create_schema(conn)
+        self._upgrade(conn)
+
+    def _upgrade(self, conn: Connection) -> None:
+        """An older release keyed the leases, the task-event log and the push
+        claims by the task id alone: the event rows get their task's owner,
+        the claims (renewed by every dispatcher poll) are dropped, and each
+        table gets its key with the owner. Nothing is done on tables that
+        have it."""
+        inspector = inspect(conn)
+        events, claims, tasks = self.events.name, self.push_claims.name, self.schema.tasks.name
+        if "tenant" not in {c["name"] for c in inspector.get_columns(events)}:
+            owner_columns = "ADD COLUMN tenant VARCHAR NOT NULL DEFAULT '', ADD COLUMN owner_user VARCHAR NOT NULL DEFAULT ''"
+            conn.execute(text(f"ALTER TABLE {events} {owner_columns}"))
+            conn.execute(
+                text(
+                    f"UPDATE {events} e SET tenant = t.tenant, owner_user = t.owner_user "
+                    f"FROM {tasks} t WHERE t.id = e.task_id"
+                )
+            )
+        if "tenant" not in {c["name"] for c in inspector.get_columns(claims)}:
+            conn.execute(text(f"DELETE FROM {claims}"))
+            owner_columns = "ADD COLUMN tenant VARCHAR NOT NULL DEFAULT '', ADD COLUMN owner_user VARCHAR NOT NULL DEFAULT ''"
+            conn.execute(text(f"ALTER TABLE {claims} {owner_columns}"))
+        rekey(conn, self.leases, ["task_id", "tenant", "owner_user"])
+        rekey(conn, self.events, ["task_id", "tenant", "owner_user", "version"])
+        rekey(conn, self.push_claims, ["task_id", "config_id", "tenant", "owner_user"])
 
     async def _create_engine(self) -> AsyncEngine:
         """The PostgreSQL pool, its sessions ended by the server when they sit
@@ -530,8 +578,8 @@ class ClusterStore(SqlTaskStore):
             conn.execute(self._sql_release, {"task": fence.task_id, "epoch": fence.epoch})
 
     async def acquire_lease(self, task_id: str, owner: Owner, replica: str, ttl: float) -> Fence | None:
-        """Takes the lease of ``task_id`` for ``ttl`` seconds; None when the
-        task already has one (running elsewhere, or expired and not yet
+        """Takes the lease of ``owner``'s task ``task_id`` for ``ttl``
+        seconds; None when the task already has one (running elsewhere, or expired and not yet
         taken over by a reaper). Group-committed with the task writes."""
         params = {"task": task_id, "tenant": owner.tenant, "user": owner.user, "replica": replica, "ttl": ttl}
         epoch = await self._run_write(self._scalar_tx, self._sql_acquire, params)
@@ -580,17 +628,18 @@ class ClusterStore(SqlTaskStore):
             rows = (await conn.execute(self._sql_end_relay, params)).all()
         return sum(1 for r in rows if r[0])
 
-    async def lease_holder(self, task_id: str) -> str | None:
-        """The replica holding ``task_id``'s lease, or None."""
+    async def lease_holder(self, owner: Owner, task_id: str) -> str | None:
+        """The replica holding the lease of ``owner``'s task ``task_id``, or None."""
+        params = {"task": task_id, "tenant": owner.tenant, "user": owner.user}
         async with self.engine.connect() as conn:
-            return (await conn.execute(self._sql_holder, {"task": task_id})).scalar_one_or_none()
+            return (await conn.execute(self._sql_holder, params)).scalar_one_or_none()
 
-    async def steal_lease(self, task_id: str, replica: str, ttl: float) -> Fence | None:
-        """Takes ``task_id``'s lease from whoever holds it, expired or not (a
-        new epoch: the holder's fenced writes fail from this commit on); None
-        when the task has no lease. Used to force a cancel the holder did not
-        answer."""
-        params = {"task": task_id, "replica": replica, "ttl": ttl}
+    async def steal_lease(self, owner: Owner, task_id: str, replica: str, ttl: float) -> Fence | None:
+        """Takes the lease of ``owner``'s task ``task_id`` from whoever holds
+        it, expired or not (a new epoch: the holder's fenced writes fail from
+        this commit on); None when the task has no lease. Used to force a
+        cancel the holder did not answer."""
+        params = {"task": task_id, "tenant": owner.tenant, "user": owner.user, "replica": replica, "ttl": ttl}
         async with self._write() as conn:
             epoch = (await conn.execute(self._sql_steal, params)).scalar_one_or_none()
         return None if epoch is None else Fence(task_id, int(epoch))

@@ -1,5 +1,9 @@
 """Per-task fan-out of stream events to any number of subscribers.
 
+Tasks are keyed by their owner and id (:data:`~a2a_grpc.core.ports.TaskKey`):
+a subscription follows one owner's task, and nothing published for another
+owner's task of the same id reaches it.
+
 Every event is published with the task version it produced, so a subscriber
 that also reads a snapshot can drop the events the snapshot already contains
 (spec §3.1.6: SubscribeToTask starts with a snapshot, then the updates).
@@ -20,6 +24,7 @@ import asyncio
 from collections import deque
 
 from a2a_grpc.core.hooks import NO_OBSERVER, Observer
+from a2a_grpc.core.ports import TaskKey
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import pb
 
@@ -49,14 +54,14 @@ class Subscription:
         "_limit_bytes",
         "_sizes",
         "_waiter",
-        "task_id",
+        "key",
     )
 
     def __init__(
-        self, bus: EventBus, task_id: str, limit: int, limit_bytes: int = DEFAULT_BUFFER_BYTES
+        self, bus: EventBus, key: TaskKey, limit: int, limit_bytes: int = DEFAULT_BUFFER_BYTES
     ) -> None:
         self._bus = bus
-        self.task_id = task_id
+        self.key = key
         self._limit = limit
         self._limit_bytes = limit_bytes
         self._buffer: deque[tuple[int, pb.StreamResponse]] = deque()
@@ -65,6 +70,11 @@ class Subscription:
         self._ended = False
         self._error: A2AError | None = None
         self._waiter: asyncio.Future[None] | None = None
+
+    @property
+    def task_id(self) -> str:
+        """The id of the task followed."""
+        return self.key[2]
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -135,9 +145,9 @@ class Subscription:
 
 
 class EventBus:
-    """Routes ``(version, StreamResponse)`` events of each task to its
-    subscribers, in publication order. ``observer`` hears of subscribers
-    closed for lagging."""
+    """Routes ``(version, StreamResponse)`` events of each task (by its
+    :data:`~a2a_grpc.core.ports.TaskKey`) to its subscribers, in publication
+    order. ``observer`` hears of subscribers closed for lagging."""
 
     def __init__(
         self,
@@ -148,28 +158,28 @@ class EventBus:
     ) -> None:
         self._buffer = buffer
         self._buffer_bytes = buffer_bytes
-        self._subs: dict[str, set[Subscription]] = {}
+        self._subs: dict[TaskKey, set[Subscription]] = {}
         self.observer = observer
 
-    def subscribe(self, task_id: str) -> Subscription:
-        """A new subscription to ``task_id``'s future events (none is missed
-        from this call on: subscribing never awaits)."""
-        sub = Subscription(self, task_id, self._buffer, self._buffer_bytes)
-        self._subs.setdefault(task_id, set()).add(sub)
+    def subscribe(self, key: TaskKey) -> Subscription:
+        """A new subscription to the future events of the task ``key`` (none
+        is missed from this call on: subscribing never awaits)."""
+        sub = Subscription(self, key, self._buffer, self._buffer_bytes)
+        self._subs.setdefault(key, set()).add(sub)
         return sub
 
-    def subscriber_count(self, task_id: str) -> int:
-        """How many subscribers follow ``task_id``."""
-        return len(self._subs.get(task_id, ()))
+    def subscriber_count(self, key: TaskKey) -> int:
+        """How many subscribers follow the task ``key``."""
+        return len(self._subs.get(key, ()))
 
     def total_subscribers(self) -> int:
         """How many subscribers follow any task."""
         return sum(len(subs) for subs in self._subs.values())
 
-    def publish(self, task_id: str, version: int, event: pb.StreamResponse, *, last: bool = False) -> None:
-        """Delivers an event to every subscriber of ``task_id``; with ``last``
-        (the task became terminal) their iteration ends after it."""
-        subs = self._subs.get(task_id)
+    def publish(self, key: TaskKey, version: int, event: pb.StreamResponse, *, last: bool = False) -> None:
+        """Delivers an event to every subscriber of the task ``key``; with
+        ``last`` (the task became terminal) their iteration ends after it."""
+        subs = self._subs.get(key)
         if not subs:
             return
         size = event.ByteSize()
@@ -181,7 +191,7 @@ class EventBus:
         if last:
             for sub in subs:
                 sub._end()
-            self._subs.pop(task_id, None)
+            self._subs.pop(key, None)
 
     def close_all(self) -> None:
         """Ends every subscription (server shutdown)."""
@@ -191,8 +201,8 @@ class EventBus:
         self._subs.clear()
 
     def _remove(self, sub: Subscription) -> None:
-        subs = self._subs.get(sub.task_id)
+        subs = self._subs.get(sub.key)
         if subs is not None:
             subs.discard(sub)
             if not subs:
-                del self._subs[sub.task_id]
+                del self._subs[sub.key]

@@ -3,35 +3,44 @@
 An *execution* is one run of the agent's ``execute`` generator for one
 message, in its own asyncio task so that a caller who disconnects does not
 stop it (the drive loop that applies its events is :mod:`a2a_grpc.core._drive`).
-:class:`Executions` is the running map and its four operations:
+:class:`Executions` is the running map, keyed by the task's owner and id
+(:data:`~a2a_grpc.core.ports.TaskKey`: a caller never reaches another
+owner's execution, whatever id it names), and its four operations:
 
 - :meth:`~Executions.start` refuses a task that already has an execution
-  ("task is busy", UNSUPPORTED_OPERATION; design.md) and runs a new one;
+  ("task is busy", UNSUPPORTED_OPERATION; docs/decisions.md) and runs a new one;
 - :meth:`~Executions.get` finds a task's execution;
 - :meth:`~Executions.interrupt` stops one (CancelTask, shutdown);
 - :meth:`~Executions.close` stops them all (server shutdown).
 
 This is the seam cluster mode backs with a lease: ``start`` is where a replica
 takes the task's lease, and ``get``/``interrupt`` where it asks the holder.
+
+An :class:`Execution` is four parts, each written by one party: the frozen
+:class:`Request` (what the caller asked), its :class:`Progress` (what the
+drive loop stored: only :mod:`a2a_grpc.core._drive` and its fast paths write
+it), its :class:`Lease` (cluster mode: only the cluster writes it) and its
+:class:`Settled` signals; the run itself (runner, cancel reason, stream) is
+this module's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-from collections.abc import Awaitable, Callable, Coroutine, Generator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from a2a_grpc.context import Owner
+from a2a_grpc.core import _fastpath as fastpath
 from a2a_grpc.core._events import EventBus, Subscription
 from a2a_grpc.core._executor import ExecutorContext
 from a2a_grpc.core.hooks import NO_OBSERVER, Observer
-from a2a_grpc.core.ports import Fence, StoredTask
+from a2a_grpc.core.ports import V1_DIALECT, Fence, StoredTask, TaskKey
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import pb
 
-__all__ = ["Execution", "Executions", "busy_error"]
+__all__ = ["Execution", "Executions", "Lease", "Progress", "Request", "Settled", "busy_error"]
 
 
 def busy_error(task_id: str) -> A2AError:
@@ -44,37 +53,174 @@ def busy_error(task_id: str) -> A2AError:
     )
 
 
-@dataclass(eq=False, slots=True)
-class Execution:
-    """One run of the agent for one message, and what came of it so far.
-
-    ``existing`` is the task the message continues (None: a new task);
-    ``current`` the task as last stored by this execution; ``reply`` the
-    agent's direct Message; ``error`` what the caller gets when nothing was
-    stored. ``committed`` is set once the task exists (or the execution
-    ended), ``settled`` once the execution is over.
-    """
+class Request(NamedTuple):
+    """What an execution runs for; never changes. ``message`` is the user's
+    (its task and context ids set); ``push_config`` the webhook given with it
+    (its task id, tenant and id filled in), stored by the execution;
+    ``dialect`` the caller's, recorded with that config."""
 
     task_id: str
     context_id: str
     owner: Owner
     message: pb.Message
-    existing: StoredTask | None
-    push_config: pb.TaskPushNotificationConfig | None
+    push_config: pb.TaskPushNotificationConfig | None = None
+    dialect: str = V1_DIALECT
+
+
+@dataclass(slots=True)
+class Progress:
+    """What the drive loop has made of the execution so far (written by
+    :mod:`a2a_grpc.core._drive` alone): ``current`` the task as last stored,
+    ``reply`` the agent's direct Message, ``error`` what the caller gets when
+    nothing was stored; ``push_configs`` the task's webhooks as the loop
+    writes them (None: not read yet); ``started`` once the loop runs,
+    ``applying`` while it applies an event (see :meth:`Executions.interrupt`);
+    ``size`` the (version, serialized size) of ``current`` when known (the
+    fast paths remember it after an appended chunk; (0, 0): not known)."""
+
     current: StoredTask | None = None
     reply: pb.Message | None = None
     error: A2AError | None = None
-    runner: asyncio.Task[None] | None = None
-    committed: asyncio.Event = field(default_factory=asyncio.Event)
-    settled: asyncio.Event = field(default_factory=asyncio.Event)
-    cancel_reason: str | None = None  # "cancel" or "shutdown"
-    started: bool = False  # the drive loop is running (see Executions.interrupt)
-    applying: bool = False  # the drive loop is applying an event: never cancel the runner then
     push_configs: list[pb.TaskPushNotificationConfig] | None = None
-    push_dialect: str = "1.0"  # the caller's dialect, recorded with ``push_config``
-    stream: Subscription | None = None  # the SendStreamingMessage caller's subscription
-    fence: Fence | None = None  # cluster mode: the execution lease every write is fenced by
-    lease_held: bool = False  # cluster mode: its lease row exists (its terminal write drops it)
+    started: bool = False
+    applying: bool = False
+    size: tuple[int, int] = (0, 0)
+
+
+@dataclass(slots=True)
+class Lease:
+    """Cluster mode: the execution lease every write of the execution is
+    fenced by, and whether its lease row exists (its terminal write drops
+    it). Written by :mod:`a2a_grpc.cluster` alone."""
+
+    fence: Fence
+    held: bool = False
+
+
+class Settled:
+    """The execution's two moments a caller waits for: ``committed`` once the
+    task exists (or a reply came, or the execution ended), ``settled`` once
+    the caller may be answered (a terminal or interrupted task, or the end).
+
+    Flags, and futures only for a caller that waits before they are set (an
+    agent that answers at once has settled before its caller looks: two
+    ``asyncio.Event`` per execution cost more than the whole wait)."""
+
+    __slots__ = ("_waiting", "committed", "settled")
+
+    def __init__(self) -> None:
+        self.committed = False
+        self.settled = False
+        self._waiting: list[tuple[bool, asyncio.Future[None]]] | None = None
+
+    def commit(self) -> None:
+        """The task exists (or there will be none)."""
+        if not self.committed:
+            self.committed = True
+            if self._waiting:
+                self._wake()
+
+    def settle(self) -> None:
+        """The caller may be answered."""
+        if not self.settled:
+            self.settled = True
+            if self._waiting:
+                self._wake()
+
+    def end(self) -> None:
+        """The execution is over: both moments have come."""
+        self.committed = self.settled = True
+        if self._waiting:
+            self._wake()
+
+    def until_committed(self) -> Awaitable[None]:
+        """Awaitable: done once ``committed``."""
+        return self._until(False)
+
+    def until_settled(self) -> Awaitable[None]:
+        """Awaitable: done once ``settled``."""
+        return self._until(True)
+
+    def _until(self, settled: bool) -> asyncio.Future[None]:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self.settled if settled else self.committed:
+            future.set_result(None)
+        else:
+            if self._waiting is None:
+                self._waiting = []
+            self._waiting.append((settled, future))
+        return future
+
+    def _wake(self) -> None:
+        assert self._waiting is not None
+        still = []
+        for settled, future in self._waiting:
+            if not (self.settled if settled else self.committed):
+                still.append((settled, future))
+            elif not future.done():
+                future.set_result(None)
+        self._waiting = still
+
+
+class Execution:
+    """One run of the agent for one message: its :class:`Request`,
+    ``existing`` (the task the message continues, as the handler read it;
+    None: a new task; written by the handler alone), and the parts described
+    in the module docstring. ``key`` is the task's
+    :data:`~a2a_grpc.core.ports.TaskKey`. (Written out, not a dataclass: it
+    is built on every message.)"""
+
+    __slots__ = (
+        "cancel_reason",
+        "existing",
+        "key",
+        "lease",
+        "progress",
+        "request",
+        "runner",
+        "signals",
+        "stream",
+    )
+
+    def __init__(
+        self, request: Request, existing: StoredTask | None = None, progress: Progress | None = None
+    ) -> None:
+        self.request = request
+        self.key: TaskKey = (request.owner.tenant, request.owner.user, request.task_id)
+        self.existing = existing
+        self.progress = Progress() if progress is None else progress
+        self.signals = Settled()
+        self.lease: Lease | None = None
+        self.runner: asyncio.Task[None] | None = None
+        self.cancel_reason: str | None = None  # "cancel", "shutdown" or "timeout"
+        self.stream: Subscription | None = None  # the SendStreamingMessage caller's subscription
+
+    @property
+    def task_id(self) -> str:
+        """The task's id (``request.task_id``)."""
+        return self.request.task_id
+
+    @property
+    def owner(self) -> Owner:
+        """The task's owner (``request.owner``)."""
+        return self.request.owner
+
+    @property
+    def fence(self) -> Fence | None:
+        """The lease the execution's writes are fenced by (None: not leased)."""
+        lease = self.lease
+        return None if lease is None else lease.fence
+
+    def settle(self) -> None:
+        """Wakes a blocking SendMessage at a terminal or interrupted state.
+        Not while the execution holds a lease (cluster mode: a terminal write
+        drops it, an interrupted one does not): its caller is then answered
+        once the execution ended and released it (``Executions`` ends the
+        signals), so the next message to the task, on any replica, is never
+        refused as busy by a lease still held."""
+        lease = self.lease
+        if lease is None or not lease.held:
+            self.signals.settle()
 
 
 #: Runs an execution to its end (``a2a_grpc.core._drive.Driver.drive``).
@@ -102,7 +248,7 @@ class Executions:
     ) -> None:
         self._drive = drive
         self._bus = bus
-        self._running: dict[str, Execution] = {}
+        self._running: dict[TaskKey, Execution] = {}
         self.ended = 0
         self.closing = False
         self.observer = observer
@@ -110,11 +256,11 @@ class Executions:
 
     def running_for(self, user: str) -> int:
         """How many executions of ``user``'s tasks run in this process."""
-        return sum(1 for ex in self._running.values() if ex.owner.user == user)
+        return sum(1 for key in self._running if key[1] == user)
 
-    def get(self, task_id: str) -> Execution | None:
-        """The task's running execution, if any."""
-        return self._running.get(task_id)
+    def get(self, key: TaskKey) -> Execution | None:
+        """The running execution of the task ``key``, if any."""
+        return self._running.get(key)
 
     async def start(
         self, ex: Execution, prepare: Callable[[], Awaitable[ExecutorContext]], *, stream: bool
@@ -127,35 +273,39 @@ class Executions:
         raises (the task is free again)."""
         if self.closing:
             raise A2AError(ErrorCode.UNAVAILABLE, "server is shutting down")
-        if ex.task_id in self._running:
-            raise busy_error(ex.task_id)
-        self._running[ex.task_id] = ex  # no await since the busy check: one execution per task
+        key = ex.key
+        if key in self._running:
+            raise busy_error(ex.request.task_id)
+        self._running[key] = ex  # no await since the busy check: one execution per task
         try:
             ctx = await prepare()
         except BaseException:
-            self._running.pop(ex.task_id, None)
+            self._running.pop(key, None)
             raise
         if stream:
-            ex.stream = self._bus.subscribe(ex.task_id)
-        ex.runner = _run_eagerly(self._run(ex, ctx), f"a2a-task-{ex.task_id}")
+            ex.stream = self._bus.subscribe(key)
+        name = f"a2a-task-{ex.request.task_id}"
+        if fastpath.enabled:
+            ex.runner = fastpath.run_eagerly(self._run(ex, ctx), name)
+        else:
+            ex.runner = asyncio.get_running_loop().create_task(self._run(ex, ctx), name=name)
 
     async def _run(self, ex: Execution, ctx: ExecutorContext) -> None:
         timer = None
         if self.time_limit is not None:
             timer = asyncio.get_running_loop().call_later(self.time_limit, self.interrupt, ex, "timeout")
         try:
-            with self.observer.execution(ex.task_id, ex.context_id):
+            with self.observer.execution(ex.request.task_id, ex.request.context_id):
                 await self._drive(ex, ctx)
         finally:
             if timer is not None:
                 timer.cancel()
-            self._running.pop(ex.task_id, None)
+            self._running.pop(ex.key, None)
             self.ended += 1
-            if not ex.committed.is_set():
-                # Nothing was stored: wake a streaming caller with the error.
-                self._bus.publish(ex.task_id, 0, pb.StreamResponse(), last=True)
-            ex.committed.set()
-            ex.settled.set()
+            if not ex.signals.committed:
+                # Nothing was stored: wake this task's streaming caller with the error.
+                self._bus.publish(ex.key, 0, pb.StreamResponse(), last=True)
+            ex.signals.end()
 
     async def cancel_elsewhere(self, stored: StoredTask, owner: Owner, grace_seconds: float) -> bool:
         """Cancels ``stored``'s execution if it runs in another process (cluster
@@ -173,7 +323,8 @@ class Executions:
         the drive loop applies an event the execution is only flagged too, and
         it stops itself once the event is fully applied (or rejected)."""
         ex.cancel_reason = reason
-        if ex.started and not ex.applying and ex.runner is not None:
+        progress = ex.progress
+        if progress.started and not progress.applying and ex.runner is not None:
             ex.runner.cancel()
 
     async def close(self, grace_seconds: float = 0.0) -> None:
@@ -189,48 +340,3 @@ class Executions:
                 self.interrupt(ex, ex.cancel_reason or "shutdown")
         if runners:
             await asyncio.wait(runners, timeout=5.0)
-
-
-def _run_eagerly(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None] | None:
-    """Runs ``coro``'s first step now, in a context of its own (as a task's
-    step would run), and the rest, if it waits, in a task (named ``name``)
-    that continues in that context: that task, or None when ``coro`` ended
-    without waiting (an agent that answers at once on a store that never
-    waits: no task, no extra turn of the event loop)."""
-    context = contextvars.copy_context()
-    try:
-        waits_on = context.run(coro.send, None)
-    except StopIteration:
-        return None
-    rest = _Begun(coro, waits_on)
-    return asyncio.get_running_loop().create_task(rest, name=name, context=context)
-
-
-_NOTHING: Any = object()
-
-
-class _Begun(Coroutine[Any, Any, None]):
-    """A coroutine whose first step ran (it waits on ``waits_on``), as the
-    coroutine of a task: the task's first step hands ``waits_on`` to the
-    event loop; a cancel that comes before it goes into the coroutine, at
-    that wait, as it would have in a task that started it."""
-
-    __slots__ = ("_coro", "_waits_on")
-
-    def __init__(self, coro: Coroutine[Any, Any, None], waits_on: Any) -> None:
-        self._coro = coro
-        self._waits_on = waits_on
-
-    def send(self, value: Any) -> Any:
-        waits_on, self._waits_on = self._waits_on, _NOTHING
-        return self._coro.send(value) if waits_on is _NOTHING else waits_on
-
-    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
-        self._waits_on = _NOTHING
-        return self._coro.throw(typ if val is None else val)
-
-    def close(self) -> None:
-        self._coro.close()
-
-    def __await__(self) -> Generator[Any, None, None]:
-        raise TypeError("a begun execution is run by its task, not awaited")

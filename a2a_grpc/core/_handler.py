@@ -27,17 +27,25 @@ from google.protobuf import empty_pb2
 from a2a_grpc.context import CallContext, Owner
 from a2a_grpc.core._drive import Driver, TaskWriter
 from a2a_grpc.core._events import EventBus
-from a2a_grpc.core._execution import Execution, Executions
+from a2a_grpc.core._execution import Execution, Executions, Request
 from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.core._interceptors import require_push
 from a2a_grpc.core._pushconfigs import PushConfigs
-from a2a_grpc.core.ports import ListQuery, PushConfigStore, StoredTask, TaskStore, VersionConflictError
+from a2a_grpc.core.ports import (
+    ListQuery,
+    PushConfigStore,
+    StoredTask,
+    TaskStore,
+    TaskWrite,
+    VersionConflictError,
+    task_key,
+)
 from a2a_grpc.errors import A2AError, ErrorCode, FieldViolation
 from a2a_grpc.protocol import _paging as paging
 from a2a_grpc.protocol._mediatypes import check_input_modes
 from a2a_grpc.protocol._taskupdate import apply_event
 from a2a_grpc.protocol._validation import check_id
-from a2a_grpc.types import is_final, is_terminal, new_task_id, pb
+from a2a_grpc.types import is_final, is_terminal, new_id, new_task_id, pb
 
 __all__ = ["HandlerConfig", "HandlerStore", "PushSink", "RequestHandler", "push_wake"]
 
@@ -167,8 +175,10 @@ class RequestHandler:
 
     async def _continued(self, task_id: str, call: CallContext) -> StoredTask | None:
         """The task a message continues: TASK_NOT_FOUND when unknown, except
-        on a call with ``client_task_ids`` (the legacy adapters only, legacy
-        digest C3), where None means the message creates it under that id."""
+        on a call with ``client_task_ids`` (the legacy adapters only,
+        docs/decisions.md), where None means the message creates it under
+        that id — whether or not another owner holds a task of that id (task
+        ids are scoped per owner: the caller cannot tell)."""
         if call.client_task_ids:
             return await self.store.get(task_id, call.owner)
         return await self._get_task(task_id, call.owner)
@@ -196,10 +206,11 @@ class RequestHandler:
             task_id, context_id = existing.task.id, existing.task.context_id
         else:  # a task id here is a client-chosen one (see _continued)
             task_id, context_id = given or new_task_id(), msg.context_id or new_task_id()
-        ex = Execution(
-            task_id, context_id, owner, _user_message(msg, task_id, context_id), existing, push_config
-        )
-        ex.push_dialect = call.dialect
+        if push_config is not None:
+            push_config.task_id, push_config.tenant = task_id, owner.tenant
+            push_config.id = push_config.id or new_id()
+        message = _user_message(msg, task_id, context_id)
+        ex = Execution(Request(task_id, context_id, owner, message, push_config, call.dialect), existing)
 
         async def prepare() -> ExecutorContext:
             if ex.existing is not None and self.executions.ended != ended:
@@ -209,7 +220,7 @@ class RequestHandler:
                 _refuse_terminal(ex.existing.task)
             related = await _related_tasks(self.store, msg, owner) if msg.reference_task_ids else ()
             return ExecutorContext(
-                message=ex.message,
+                message=message,
                 task_id=task_id,
                 context_id=context_id,
                 call=call,
@@ -248,19 +259,21 @@ class RequestHandler:
         raises before its first event (e.g. CONTENT_TYPE_NOT_SUPPORTED).
         """
         ex = await self._start(req, call, stream=False)
-        cfg = req.configuration
+        cfg, signals = req.configuration, ex.signals
         if cfg.return_immediately:
-            await ex.committed.wait()
-        else:
-            await ex.settled.wait()
-        if ex.error is not None and ex.current is None:
-            raise ex.error
-        if ex.reply is not None:
-            return pb.SendMessageResponse(message=ex.reply)
-        assert ex.current is not None
+            if not signals.committed:
+                await signals.until_committed()
+        elif not signals.settled:  # (an agent that answers at once has settled already)
+            await signals.until_settled()
+        progress = ex.progress
+        if progress.error is not None and progress.current is None:
+            raise progress.error
+        if progress.reply is not None:
+            return pb.SendMessageResponse(message=progress.reply)
+        assert progress.current is not None
         hl = cfg.history_length if cfg.HasField("history_length") else None
         response = pb.SendMessageResponse()
-        _trim(ex.current.task, hl, into=response.task)  # one copy, straight into the response
+        _trim(progress.current.task, hl, into=response.task)  # one copy, straight into the response
         return response
 
     async def send_streaming_message(
@@ -287,8 +300,9 @@ class RequestHandler:
                     yield event
                 if _ends_stream(event, kind):
                     return
-            if ex.error is not None and ex.current is None:
-                raise ex.error
+            progress = ex.progress
+            if progress.error is not None and progress.current is None:
+                raise progress.error
         finally:
             sub.close()
 
@@ -344,7 +358,7 @@ class RequestHandler:
                     f"task {req.id} is {pb.TaskState.Name(state)} and cannot be canceled",
                     metadata={"taskId": req.id},
                 )
-            ex = self.executions.get(req.id)
+            ex = self.executions.get(task_key(call.owner, req.id))
             if ex is None or ex.runner is None:
                 grace = self.config.cancel_grace_seconds
                 if await self.executions.cancel_elsewhere(stored, call.owner, grace):
@@ -374,14 +388,13 @@ class RequestHandler:
         event = pb.TaskStatusUpdateEvent(status=pb.TaskStatus(state=pb.TASK_STATE_CANCELED))
         task, out = apply_event(stored.task, event)
         configs = await self.writer.push_configs(owner, task.id)
-        outbox = self.writer.outbox(task.id, configs, stored.version + 1, out)
+        outbox = self.writer.outbox(owner, task.id, configs, stored.version + 1, out)
         try:
-            version = await self.writer.write(
-                task, owner, stored.version, outbox, event=out, was=stored.task.status.state
-            )
+            write = TaskWrite(task, owner, stored.version, (out,), outbox)
+            version = await self.writer.write(write, stored.task.status.state)
         except VersionConflictError:
             return None
-        self.bus.publish(task.id, version, out, last=True)
+        self.bus.publish(task_key(owner, task.id), version, out, last=True)
         return _trim(task, None)
 
     async def subscribe_to_task(
@@ -390,11 +403,13 @@ class RequestHandler:
         """SubscribeToTask (spec §3.1.6): a snapshot of the task, then every
         update until it is terminal. Raises UNSUPPORTED_OPERATION for a
         terminal task (design.md A2) or without streaming; TASK_NOT_FOUND."""
-        sub = self.bus.subscribe(req.id)
+        key = task_key(call.owner, req.id)
+        sub = self.bus.subscribe(key)
         try:
             stored = await self._get_task(req.id, call.owner)
-            ex = self.executions.get(req.id)
-            if ex is not None and ex.current is not None and ex.current.version > stored.version:
+            ex = self.executions.get(key)
+            current = None if ex is None else ex.progress.current
+            if current is not None and current.version > stored.version:
                 # Written meanwhile: read it again. Not ex.current itself, which
                 # may hold the next chunk before that chunk's write commits.
                 stored = await self._get_task(req.id, call.owner)
@@ -427,16 +442,14 @@ class RequestHandler:
         await self._get_task(req.task_id, call.owner)
         assert self.push is not None
         config = await self.push_configs.create(req, call.owner, self.push.check_config, dialect=call.dialect)
-        await self._refresh_push(config.task_id)
+        await self._refresh_push(call.owner, config.task_id)
         return config
 
-    async def _refresh_push(self, task_id: str) -> None:
-        """A running execution picks up the task's webhooks as they now are.
-        Until the read returns, events still go to the previous set (a
-        deleted config gets nothing: delivery looks each config up)."""
-        ex = self.executions.get(task_id)
-        if ex is not None and ex.current is not None:
-            ex.push_configs = await self.writer.push_configs(ex.owner, ex.task_id)
+    async def _refresh_push(self, owner: Owner, task_id: str) -> None:
+        """A running execution of the task picks up its webhooks as they now are."""
+        ex = self.executions.get(task_key(owner, task_id))
+        if ex is not None:
+            await self.writer.refresh_push(ex)
 
     async def get_task_push_notification_config(
         self, req: pb.GetTaskPushNotificationConfigRequest, call: CallContext
@@ -464,7 +477,7 @@ class RequestHandler:
         PUSH_NOTIFICATION_NOT_SUPPORTED, TASK_NOT_FOUND (unknown task)."""
         await self._get_task(req.task_id, call.owner)
         await self.push_configs.delete(call.owner, req.task_id, req.id)
-        await self._refresh_push(req.task_id)
+        await self._refresh_push(call.owner, req.task_id)
         return empty_pb2.Empty()
 
     # ------------------------------------------------------------------- card

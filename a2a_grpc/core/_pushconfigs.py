@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from a2a_grpc.context import Owner
-from a2a_grpc.core.ports import V1_DIALECT, PushConfigStore, put_push_config
+from a2a_grpc.core.ports import V1_DIALECT, PushConfigStore
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.protocol import _paging as paging
 from a2a_grpc.types import new_id, pb
@@ -48,7 +48,7 @@ class PushConfigs:
         await check(config)
         if await self.store.get_push_config(owner, config.task_id, config.id) is None:
             await self._check_limits(owner, config.task_id)
-        await put_push_config(self.store, owner, config, dialect)
+        await self.store.put_push_config(owner, config, dialect=dialect)
         return config
 
     async def _check_limits(self, owner: Owner, task_id: str) -> None:

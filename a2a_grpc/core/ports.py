@@ -7,28 +7,29 @@ configs) and :class:`PushOutbox` (pending push deliveries), plus
 (:class:`Store`).
 
 Stores copy protos in and out (messages are mutable), so what a caller gets is
-a snapshot it may change freely. Task updates are versioned compare-and-swap:
-``update`` succeeds only if the stored version is still the one the caller read,
-which keeps a terminal task final and two writers from losing each other's
-changes (design.md, "terminal is final").
+a snapshot it may change freely. Every task write goes through one door,
+:meth:`TaskStore.update` with a :class:`TaskWrite`: a versioned
+compare-and-swap that succeeds only if the stored version is still the one
+the caller read (0: the task does not exist yet), which keeps a terminal task
+final and two writers from losing each other's changes (docs/decisions.md,
+"terminal is final").
 
-Every task belongs to an :class:`~a2a_grpc.context.Owner` (tenant + user);
-asking with another owner behaves exactly like asking for a missing task
-(spec §13.1).
+Every task belongs to an :class:`~a2a_grpc.context.Owner` (tenant + user),
+and a task id names a task *of one owner*: two owners may each hold a task of
+the same id (only the legacy dialects let clients choose ids,
+docs/decisions.md), and asking with another owner behaves exactly like asking
+for a missing task (spec §13.1). What is shared between callers is keyed by
+:data:`TaskKey` (owner and task id), never by the id alone.
 
 A push config also records the **dialect** it was registered in (``"1.0"``,
-``"0.3"``, …; legacy digest C21): its webhook gets bodies in that dialect.
-That is optional for a backend (:class:`PushDialects`); the core goes through
-:func:`put_push_config` and :func:`get_push_target`, which treat a store
-without it as one where every config is v1.0.
+``"0.3"``, …; docs/dialects.md): its webhook gets bodies in that dialect.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol
 
 from a2a_grpc.context import Owner
 from a2a_grpc.types import pb
@@ -42,30 +43,43 @@ __all__ = [
     "OutboxEntry",
     "OutboxRecord",
     "PushConfigStore",
-    "PushDialects",
     "PushOutbox",
     "Store",
     "StoreLifecycle",
     "StoredTask",
     "TaskExistsError",
+    "TaskKey",
     "TaskStore",
+    "TaskWrite",
     "VersionConflictError",
-    "get_push_target",
-    "put_push_config",
+    "task_key",
 ]
 
-#: The dialect of a push config registered over A2A 1.0 (and of any config a
-#: store records no dialect for): its webhook gets ``StreamResponse`` bodies.
+#: The dialect of a push config registered over A2A 1.0: its webhook gets
+#: ``StreamResponse`` bodies.
 V1_DIALECT = "1.0"
-log = logging.getLogger(__name__)
+
+#: The owner of every task of a server without tenants or authentication.
+_NOBODY = Owner()
+
+#: A task as one owner holds it: (tenant, user, task id). The key of every
+#: structure shared between callers (running executions, the event bus and
+#: its subscriptions, busy checks, the cluster's leases and relay).
+TaskKey = tuple[str, str, str]
+
+
+def task_key(owner: Owner, task_id: str) -> TaskKey:
+    """The :data:`TaskKey` of ``owner``'s task ``task_id``."""
+    return (owner.tenant, owner.user, task_id)
 
 
 class VersionConflictError(Exception):
-    """``update`` lost a compare-and-swap race (or the task vanished)."""
+    """A write lost its compare-and-swap race (or the task vanished)."""
 
 
 class TaskExistsError(Exception):
-    """``create`` was given an id that is already stored."""
+    """A creating write (``expected_version`` 0) named a task id its owner
+    already holds."""
 
 
 class LeaseLostError(VersionConflictError):
@@ -76,11 +90,11 @@ class LeaseLostError(VersionConflictError):
 
 @dataclass(frozen=True, slots=True)
 class Fence:
-    """The execution lease a write is fenced by (cluster mode, design.md
-    "Replicas"): the write commits only while the lease of ``task_id`` still
-    has ``epoch``. Epochs are unique cluster-wide and grow with every lease
-    taken, so a replica that was paused or cut off while another took the task
-    over can never write again (LeaseLostError)."""
+    """The execution lease a write is fenced by (cluster mode): the write
+    commits only while the lease of ``task_id`` still has ``epoch``. Epochs
+    are unique cluster-wide and grow with every lease taken, so a replica
+    that was paused or cut off while another took the task over can never
+    write again (LeaseLostError)."""
 
     task_id: str
     epoch: int
@@ -124,12 +138,15 @@ class ListPage:
 @dataclass(frozen=True, slots=True)
 class OutboxEntry:
     """A push notification to deliver: written in the same transaction as the
-    task update that caused it (issue: durable push).
+    task write that caused it.
 
     ``payload`` is a serialized ``pb.StreamResponse``; ``event_id`` is stable
     across retries so receivers can drop duplicates. ``trace_context`` is the
     W3C ``traceparent`` of the span that wrote the update ("" when not
-    traced): the delivery continues that trace.
+    traced): the delivery continues that trace. ``owner`` is the task's (and
+    the config's) owner, a task id naming a task of one owner: a store
+    writes the rows of a :class:`TaskWrite` as its task's owner's, and reads
+    them back with it (push delivery finds the config by it).
     """
 
     task_id: str
@@ -137,6 +154,7 @@ class OutboxEntry:
     event_id: str
     payload: bytes
     trace_context: str = ""
+    owner: Owner = _NOBODY
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +170,50 @@ class OutboxRecord:
     last_error: str
 
 
+class TaskWrite(NamedTuple):
+    """One task write: the only way into a :class:`TaskStore`.
+
+    ``task`` (its ``id`` names it) becomes ``owner``'s task if the stored
+    version is still ``expected_version``; 0 means the task must not exist
+    yet (a creation). The new version is ``expected_version + len(events)``
+    (+ 1 for a write given no events): :attr:`version`.
+
+    ``events`` are the stream events that made ``task`` from the stored one,
+    in order (for a creation, the first is the creation snapshot) — several
+    when the agent yielded them together: one write, not one per event. A
+    store that :attr:`~TaskStore.keeps_events` logs them as versions
+    ``expected_version + 1``, ... in the same transaction (a write given no
+    events logs the task snapshot); others only count them.
+
+    ``outbox`` rows are written in the same transaction, as rows of
+    ``owner``'s task. ``fence``: the
+    write commits only while that execution lease holds (cluster-capable
+    stores only). ``append``: the write only appends that chunk to the
+    artifact of its id (an artifact update with ``append=true``; ``task`` is
+    the result, status unchanged, at most one event); a store may then write
+    just the chunk and fold it back in on read
+    (``protocol._taskupdate.extend_artifact``), so that streaming an
+    artifact costs its size, not its size squared. Storing ``task`` whole is
+    also correct.
+
+    A NamedTuple: frozen, and built in one call (a frozen dataclass sets each
+    field through ``object.__setattr__``, several times the cost, on every
+    write of the request path)."""
+
+    task: pb.Task
+    owner: Owner
+    expected_version: int = 0
+    events: Sequence[pb.StreamResponse] = ()
+    outbox: Sequence[OutboxEntry] = ()
+    fence: Fence | None = None
+    append: pb.Artifact | None = None
+
+    @property
+    def version(self) -> int:
+        """The version the task has once this write commits."""
+        return self.expected_version + (len(self.events) or 1)
+
+
 class StoreLifecycle(Protocol):
     """Opening and closing a backend (the server does both)."""
 
@@ -165,57 +227,24 @@ class StoreLifecycle(Protocol):
 class TaskStore(Protocol):
     """Where tasks live: the request handler and its executions use this."""
 
-    async def create(
-        self,
-        task: pb.Task,
-        owner: Owner,
-        *,
-        fence: Fence | None = None,
-        events: Sequence[pb.StreamResponse] = (),
-    ) -> int:
-        """Stores a new task and returns its version: 1, or ``len(events)``
-        when given the stream events that made it — the creation snapshot,
-        then the events applied on top in the same write (a store with a
-        task-event log keeps them as versions 1, 2, ...; ``task`` is the
-        result). One write instead of one per event (issue 17).
+    @property
+    def keeps_events(self) -> bool:
+        """Whether the store keeps the events of each write (a task-event log,
+        as the cluster store's) or only counts them (declared by the class)."""
 
-        Raises TaskExistsError if the id is taken (by any owner). With a
-        ``fence`` (cluster-capable stores only; others raise ValueError) the
-        insert commits only while that lease holds, else LeaseLostError."""
+    async def update(self, write: TaskWrite) -> int:
+        """Stores ``write`` (see :class:`TaskWrite`) and returns the task's
+        new version, :attr:`TaskWrite.version`.
+
+        Raises, with nothing written: TaskExistsError for a creation whose
+        owner already holds the id; VersionConflictError when the stored
+        version is not ``expected_version`` (or the task is missing or not
+        ``owner``'s); LeaseLostError (a VersionConflictError) when a ``fence``
+        no longer holds; ValueError for a ``fence`` given to a store without
+        leases."""
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
-        """The task and its version, or None when missing or not ``owner``'s."""
-
-    async def update(
-        self,
-        task: pb.Task,
-        owner: Owner,
-        expected_version: int,
-        *,
-        outbox: Sequence[OutboxEntry] = (),
-        fence: Fence | None = None,
-        events: Sequence[pb.StreamResponse] = (),
-        append: pb.Artifact | None = None,
-    ) -> int:
-        """Replaces the task if its stored version is ``expected_version``;
-        returns the new version: ``expected_version + len(events)`` (+ 1 for
-        an update given no events). ``events`` are the stream events that
-        made ``task`` from the stored one, in order — several when the agent
-        yielded them together (issue 17: one write, not one per event). The
-        ``outbox`` entries are written in the same transaction, and so are
-        the events, as versions ``expected_version + 1``, ..., in a store that
-        keeps a task-event log (the cluster store; others ignore them).
-
-        ``append``: this update only appends that chunk to the artifact of its
-        id (an artifact update with ``append=true``; ``task`` is the result,
-        status unchanged). A store may then write just the chunk and fold it
-        back in on read (``taskupdate.extend_artifact``), so that streaming an
-        artifact costs its size, not its size squared (issue 10); storing
-        ``task`` whole is also correct. It comes with at most one event.
-
-        Raises VersionConflictError otherwise (nothing is written), and its
-        subclass LeaseLostError when a ``fence`` is given (cluster-capable
-        stores only; others raise ValueError) and its lease no longer holds."""
+        """``owner``'s task and its version, or None."""
 
     async def list_tasks(self, owner: Owner, query: ListQuery) -> ListPage:
         """One page of ``owner``'s tasks matching ``query`` (spec §3.1.4)."""
@@ -223,15 +252,25 @@ class TaskStore(Protocol):
 
 class PushConfigStore(Protocol):
     """Webhook configs (spec §3.1.7–3.1.10): the handler manages them, push
-    delivery reads them."""
+    delivery reads them. Each config records the dialect it was registered
+    in."""
 
-    async def put_push_config(self, owner: Owner, config: pb.TaskPushNotificationConfig) -> None:
-        """Creates or replaces the config (``config.task_id``, ``config.id``)."""
+    async def put_push_config(
+        self, owner: Owner, config: pb.TaskPushNotificationConfig, *, dialect: str = V1_DIALECT
+    ) -> None:
+        """Creates or replaces the config (``config.task_id``, ``config.id``),
+        registered in ``dialect``."""
 
     async def get_push_config(
         self, owner: Owner, task_id: str, config_id: str
     ) -> pb.TaskPushNotificationConfig | None:
         """The config, or None."""
+
+    async def get_push_target(
+        self, owner: Owner, task_id: str, config_id: str
+    ) -> tuple[pb.TaskPushNotificationConfig, str] | None:
+        """The config and the dialect it was registered in, or None (push
+        delivery: an outbox entry names its owner)."""
 
     async def list_push_configs(
         self, owner: Owner, task_id: str, *, limit: int | None = None, after_id: str | None = None
@@ -244,58 +283,6 @@ class PushConfigStore(Protocol):
 
     async def count_push_configs(self, owner: Owner, task_id: str | None = None) -> int:
         """How many configs the owner has (on one task, when given)."""
-
-    async def get_push_config_any_owner(
-        self, task_id: str, config_id: str
-    ) -> pb.TaskPushNotificationConfig | None:
-        """The config whatever its owner (task ids are globally unique): used
-        by push delivery, whose outbox rows carry no owner."""
-
-
-@runtime_checkable
-class PushDialects(Protocol):
-    """A :class:`PushConfigStore` that keeps each config's dialect (optional;
-    the memory and SQL stores do)."""
-
-    async def put_push_config(
-        self, owner: Owner, config: pb.TaskPushNotificationConfig, *, dialect: str = V1_DIALECT
-    ) -> None:
-        """As :meth:`PushConfigStore.put_push_config`, recording ``dialect``."""
-
-    async def get_push_target(
-        self, task_id: str, config_id: str
-    ) -> tuple[pb.TaskPushNotificationConfig, str] | None:
-        """The config whoever owns it and its dialect, or None (for push delivery)."""
-
-
-async def put_push_config(
-    store: PushConfigStore, owner: Owner, config: pb.TaskPushNotificationConfig, dialect: str = V1_DIALECT
-) -> None:
-    """Stores ``config`` registered in ``dialect``; a store that keeps no
-    dialects stores it as v1.0 (its webhook then gets v1.0 bodies: logged)."""
-    if isinstance(store, PushDialects):
-        await store.put_push_config(owner, config, dialect=dialect)
-        return
-    if dialect != V1_DIALECT:
-        log.warning(
-            "%s keeps no push-config dialects: config %s of task %s gets A2A 1.0 bodies, not %s",
-            type(store).__name__,
-            config.id,
-            config.task_id,
-            dialect,
-        )
-    await store.put_push_config(owner, config)
-
-
-async def get_push_target(
-    store: PushConfigStore, task_id: str, config_id: str
-) -> tuple[pb.TaskPushNotificationConfig, str] | None:
-    """The config (whoever owns it) and the dialect it was registered in, or
-    None; ``"1.0"`` for a store that keeps no dialects."""
-    if isinstance(store, PushDialects):
-        return await store.get_push_target(task_id, config_id)
-    config = await store.get_push_config_any_owner(task_id, config_id)
-    return None if config is None else (config, V1_DIALECT)
 
 
 class PushOutbox(Protocol):

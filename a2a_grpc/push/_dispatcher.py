@@ -66,8 +66,9 @@ from typing import Any, Protocol
 import aiohttp
 from google.protobuf.message import DecodeError
 
+from a2a_grpc.context import Owner
 from a2a_grpc.core.hooks import NO_OBSERVER, Observer
-from a2a_grpc.core.ports import V1_DIALECT, OutboxRecord, PushConfigStore, PushOutbox, get_push_target
+from a2a_grpc.core.ports import V1_DIALECT, OutboxEntry, OutboxRecord, PushConfigStore, PushOutbox
 from a2a_grpc.errors import A2AError, FieldViolation
 from a2a_grpc.protocol import protojson
 from a2a_grpc.push._ssrf import (
@@ -100,7 +101,13 @@ TOKEN_HEADER = "X-A2A-Notification-Token"
 #: Header carrying the outbox event id, stable across retries.
 NOTIFICATION_ID_HEADER = "A2A-Notification-Id"
 
-_Pair = tuple[str, str]  # (task_id, config_id)
+_Pair = tuple[Owner, str, str]  # (the task's owner, task_id, config_id): task ids are per owner
+
+
+def _pair(entry: OutboxEntry) -> _Pair:
+    """The (task, config) pair whose deliveries go out in order."""
+    return (entry.owner, entry.task_id, entry.config_id)
+
 
 # Pending rows read once at start() to learn which pairs wait on a retry.
 _RECOVERY_SCAN_LIMIT = 10_000
@@ -300,7 +307,7 @@ class PushDispatcher:
         rows = await self._store.outbox_due(now + _FOREVER_SECONDS, _RECOVERY_SCAN_LIMIT)
         heads: dict[_Pair, OutboxRecord] = {}
         for rec in rows:
-            heads.setdefault((rec.entry.task_id, rec.entry.config_id), rec)
+            heads.setdefault(_pair(rec.entry), rec)
         for pair, head in heads.items():
             if head.next_attempt_at > now:
                 self._parked[pair] = (head.next_attempt_at, head.seq)
@@ -335,7 +342,7 @@ class PushDispatcher:
             groups: dict[_Pair, list[OutboxRecord]] = {}
             rows = await self._store.outbox_due(now, self.batch_size)
             for rec in rows:
-                groups.setdefault((rec.entry.task_id, rec.entry.config_id), []).append(rec)
+                groups.setdefault(_pair(rec.entry), []).append(rec)
             for pair, recs in groups.items():
                 if pair in self._workers or self._finished.get(pair, 0) > started:
                     continue  # being sent, or read mid-send (stale): the worker's end wakes the loop
@@ -393,7 +400,7 @@ class PushDispatcher:
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("push: delivery worker failed task=%s config=%s", pair[0], pair[1])
+            log.exception("push: delivery worker failed task=%s config=%s", pair[1], pair[2])
             if rec is not None:
                 self._parked[pair] = (time.time() + self.poll_interval_seconds, rec.seq - 1)
         finally:
@@ -406,7 +413,7 @@ class PushDispatcher:
 
     async def _deliver(self, rec: OutboxRecord) -> _Outcome:
         entry = rec.entry
-        target = await get_push_target(self._store, entry.task_id, entry.config_id)
+        target = await self._store.get_push_target(entry.owner, entry.task_id, entry.config_id)
         if target is None:
             self.stats["dropped"] += 1
             self._observer.push_outcome("dropped")

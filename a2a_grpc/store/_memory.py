@@ -4,9 +4,11 @@ Good for tests, demos and ``a2a-grpc serve --store memory``. Every method runs
 without awaiting anything, so a compare-and-swap check and its write can never
 interleave with another coroutine on the same event loop.
 
-ListTasks keeps, per owner, sorted ``(status_ts_ms, task_id)`` keys (all tasks,
-per contextId and per state), so a page costs a binary search plus the page
-itself instead of sorting every task on every call.
+Tasks are keyed by owner and id (a :data:`~a2a_grpc.core.ports.TaskKey`):
+another owner's task of the same id is another task. ListTasks keeps, per
+owner, sorted ``(status_ts_ms, task_id)`` keys (all tasks, per contextId and
+per state), so a page costs a binary search plus the page itself instead of
+sorting every task on every call.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -22,13 +24,14 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from a2a_grpc.context import Owner
 from a2a_grpc.core.ports import (
     V1_DIALECT,
-    Fence,
     ListPage,
     ListQuery,
     OutboxEntry,
     OutboxRecord,
     StoredTask,
     TaskExistsError,
+    TaskKey,
+    TaskWrite,
     VersionConflictError,
 )
 from a2a_grpc.protocol._taskupdate import extend_artifact
@@ -81,6 +84,7 @@ _CHUNKS: Final = 7
 
 
 def _row(task: pb.Task, owner: Owner, version: int, task_id: str) -> _Row:
+    """The row of ``owner``'s ``task`` at ``version``."""
     status = task.status  # (read once: each read of a field is a lookup)
     key = (_ms(status.timestamp), task_id)
     return (
@@ -113,10 +117,6 @@ def _appended(row: _Row, task: pb.Task, chunk: pb.Artifact) -> _Row | None:
         return None
     data, tenant, user, version, key, context, state, chunks = row
     return (data, tenant, user, version + 1, key, context, state, (*chunks, chunk.SerializeToString()))
-
-
-def _owned(row: _Row, owner: Owner) -> bool:
-    return row[_TENANT] == owner.tenant and row[_USER] == owner.user
 
 
 @dataclass(slots=True)
@@ -152,22 +152,21 @@ class InMemoryTaskStore:
     :class:`~a2a_grpc.core.ports.Store`) kept in memory.
 
     Protos are copied on the way in and out; versions start at 1 and grow by
-    one per successful ``update``. Push configs of one task are listed in
-    creation order (replacing a config keeps its place). Outbox ``seq`` numbers
-    grow from 1 in insertion order.
+    one per event written. Push configs of one task are listed in creation
+    order (replacing a config keeps its place). Outbox ``seq`` numbers grow
+    from 1 in insertion order.
     """
 
     #: No task-event log: the events of a write are counted, not kept.
-    event_log: Final = False
+    keeps_events: Final = False
 
     def __init__(self) -> None:
-        self._tasks: dict[str, _Row] = {}
+        self._tasks: dict[TaskKey, _Row] = {}
         self._index: dict[tuple[str, str], _OwnerIndex] = {}  # by (tenant, user)
         # (owner, task_id) -> config id -> config, in creation order.
         self._configs: dict[tuple[Owner, str], dict[str, pb.TaskPushNotificationConfig]] = {}
         self._dialects: dict[tuple[Owner, str], dict[str, str]] = {}  # beside _configs: their dialects
         self._config_counts: dict[Owner, int] = {}
-        self._config_owners: dict[str, set[Owner]] = {}  # task id -> owners with configs on it
         self._outbox: dict[int, _OutboxRow] = {}
         self._pending: list[int] = []  # sorted seqs of pending rows
         self._state_counts: dict[str, int] = {}
@@ -196,80 +195,62 @@ class InMemoryTaskStore:
         _remove(idx.by_context[row[_CONTEXT]], row[_KEY])
         _remove(idx.by_state[row[_STATE]], row[_KEY])
 
-    async def create(
-        self,
-        task: pb.Task,
-        owner: Owner,
-        *,
-        fence: Fence | None = None,
-        events: Sequence[pb.StreamResponse] = (),
-    ) -> int:
-        """Stores a copy of ``task`` at version 1 (``len(events)`` given the
-        events that made it: not kept, this store has no event log) and
-        returns the version.
+    async def update(self, write: TaskWrite) -> int:
+        """Stores ``write`` (a creation at ``expected_version`` 0) and queues
+        its outbox rows; returns the new version, one on per event (the events
+        are not kept: this store has no event log). An ``append`` chunk is kept
+        apart (the task is not serialized again) and folded in on read.
 
-        Raises TaskExistsError if ``task.id`` is taken by any owner, ValueError
-        for a ``fence`` (no leases here: cluster mode needs PostgreSQL)."""
+        Raises, writing nothing: TaskExistsError when the owner already holds
+        a created id; VersionConflictError when the version moved on or the
+        task is missing or not the owner's; ValueError for a ``fence`` (no
+        leases here: cluster mode needs PostgreSQL)."""
+        task, owner, expected, events, outbox, fence, append = write
         if fence is not None:
             raise ValueError(_NO_FENCE)
         task_id = task.id
-        if task_id in self._tasks:
-            raise TaskExistsError(task_id)
-        version = max(1, len(events))
-        row = _row(task, owner, version, task_id)
-        self._tasks[task_id] = row
-        self._index_add(row)
+        key = (owner.tenant, owner.user, task_id)
+        row = self._tasks.get(key)
+        version = expected + (len(events) or 1)
+        if expected == 0:
+            if row is not None:
+                raise TaskExistsError(task_id)
+            row = self._tasks[key] = _row(task, owner, version, task_id)
+            self._index_add(row)
+        elif row is None or row[_VERSION] != expected:
+            raise VersionConflictError(task_id)
+        else:
+            moved = _appended(row, task, append) if append is not None and len(events) < 2 else None
+            if moved is not None:
+                self._tasks[key] = moved
+            else:
+                was, row = row, _row(task, owner, version, task_id)
+                self._tasks[key] = row
+                if (was[_KEY], was[_CONTEXT], was[_STATE]) != (row[_KEY], row[_CONTEXT], row[_STATE]):
+                    self._index_remove(was)  # the keys moved (an artifact update keeps them)
+                    self._index_add(row)
+        if outbox:
+            self._queue(outbox, owner)
         return version
 
-    async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
-        """A copy of the task and its version, or None when missing or not ``owner``'s."""
-        row = self._tasks.get(task_id)
-        if row is None or not _owned(row, owner):
-            return None
-        return StoredTask(_task_of(row), row[_VERSION])
-
-    async def update(
-        self,
-        task: pb.Task,
-        owner: Owner,
-        expected_version: int,
-        *,
-        outbox: Sequence[OutboxEntry] = (),
-        fence: Fence | None = None,
-        events: Sequence[pb.StreamResponse] = (),
-        append: pb.Artifact | None = None,
-    ) -> int:
-        """Replaces the task when its version is ``expected_version`` and
-        queues ``outbox``; returns the new version, one on per event of
-        ``events`` (which are not kept: this store has no event log). An
-        ``append`` chunk is kept apart (the task is not serialized again) and
-        folded in on read.
-
-        Raises VersionConflictError (writing nothing) when the version moved on
-        or the task is missing or not ``owner``'s; ValueError for a ``fence``."""
-        if fence is not None:
-            raise ValueError(_NO_FENCE)
-        task_id = task.id
-        row = self._tasks.get(task_id)
-        if row is None or not _owned(row, owner) or row[_VERSION] != expected_version:
-            raise VersionConflictError(task_id)
-        moved = _appended(row, task, append) if append is not None and len(events) < 2 else None
-        if moved is not None:
-            row = self._tasks[task_id] = moved
-        else:
-            was = row
-            row = self._tasks[task_id] = _row(task, owner, expected_version + max(1, len(events)), task_id)
-            if (was[_KEY], was[_CONTEXT], was[_STATE]) != (row[_KEY], row[_CONTEXT], row[_STATE]):
-                self._index_remove(was)  # the keys moved (an artifact update keeps them)
-                self._index_add(row)
+    def _queue(self, outbox: Sequence[OutboxEntry], owner: Owner) -> None:
+        """Appends pending outbox rows of ``owner``'s task, due now."""
         now = time.time()
         for entry in outbox:
+            if entry.owner != owner:  # the rows of a write are its task's
+                entry = replace(entry, owner=owner)
             seq = self._next_seq
             self._next_seq += 1
             self._outbox[seq] = _OutboxRow(entry=entry, next_attempt_at=now)
             self._pending.append(seq)  # seqs only grow: stays sorted
             self._state_counts["pending"] = self._state_counts.get("pending", 0) + 1
-        return row[_VERSION]
+
+    async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
+        """A copy of ``owner``'s task and its version, or None."""
+        row = self._tasks.get((owner.tenant, owner.user, task_id))
+        if row is None:
+            return None
+        return StoredTask(_task_of(row), row[_VERSION])
 
     async def list_tasks(self, owner: Owner, query: ListQuery) -> ListPage:
         """One page of ``owner``'s tasks (copies), newest status first, ties by
@@ -286,6 +267,7 @@ class InMemoryTaskStore:
         keys = min(filtered, key=len) if filtered else idx.all
         exact = len(filtered) < 2
 
+        tasks, tenant, user = self._tasks, owner.tenant, owner.user
         lo = 0
         if query.status_timestamp_after_ms is not None:
             lo = bisect.bisect_left(keys, (query.status_timestamp_after_ms, ""))
@@ -294,7 +276,7 @@ class InMemoryTaskStore:
             hi = max(lo, bisect.bisect_left(keys, query.after))
 
         def matches(key: _Key) -> bool:
-            row = self._tasks[key[1]]
+            row = tasks[(tenant, user, key[1])]
             return (not query.context_id or row[_CONTEXT] == query.context_id) and (
                 not query.state or row[_STATE] == query.state
             )
@@ -313,7 +295,7 @@ class InMemoryTaskStore:
             if len(page) == query.page_size:
                 has_more = True
                 break
-            page.append(_task_of(self._tasks[key[1]]))
+            page.append(_task_of(tasks[(tenant, user, key[1])]))
         return ListPage(tasks=page, has_more=has_more, total_size=total)
 
     # --- push notification configs -------------------------------------------
@@ -327,19 +309,17 @@ class InMemoryTaskStore:
         configs = self._configs.setdefault((owner, config.task_id), {})
         if config.id not in configs:
             self._config_counts[owner] = self._config_counts.get(owner, 0) + 1
-            self._config_owners.setdefault(config.task_id, set()).add(owner)
         configs[config.id] = _copy_config(config)
         self._dialects.setdefault((owner, config.task_id), {})[config.id] = dialect
 
     async def get_push_target(
-        self, task_id: str, config_id: str
+        self, owner: Owner, task_id: str, config_id: str
     ) -> tuple[pb.TaskPushNotificationConfig, str] | None:
-        """A copy of the config whoever owns it and its dialect, or None."""
-        for owner in self._config_owners.get(task_id, ()):
-            config = self._configs[(owner, task_id)].get(config_id)
-            if config is not None:
-                return _copy_config(config), self._dialects[(owner, task_id)].get(config_id, V1_DIALECT)
-        return None
+        """A copy of ``owner``'s config and its dialect, or None."""
+        config = self._configs.get((owner, task_id), {}).get(config_id)
+        if config is None:
+            return None
+        return _copy_config(config), self._dialects[(owner, task_id)].get(config_id, V1_DIALECT)
 
     async def get_push_config(
         self, owner: Owner, task_id: str, config_id: str
@@ -347,17 +327,6 @@ class InMemoryTaskStore:
         """A copy of the config, or None when missing or not ``owner``'s."""
         config = self._configs.get((owner, task_id), {}).get(config_id)
         return None if config is None else _copy_config(config)
-
-    async def get_push_config_any_owner(
-        self, task_id: str, config_id: str
-    ) -> pb.TaskPushNotificationConfig | None:
-        """A copy of the config whoever owns it, or None; for the push
-        dispatcher, whose outbox rows carry no owner."""
-        for owner in self._config_owners.get(task_id, ()):
-            config = self._configs[(owner, task_id)].get(config_id)
-            if config is not None:
-                return _copy_config(config)
-        return None
 
     async def list_push_configs(
         self, owner: Owner, task_id: str, *, limit: int | None = None, after_id: str | None = None
@@ -383,15 +352,13 @@ class InMemoryTaskStore:
         self._dialects[(owner, task_id)].pop(config_id, None)
         if not configs:
             del self._configs[(owner, task_id)], self._dialects[(owner, task_id)]
-            owners = self._config_owners[task_id]
-            owners.discard(owner)
-            if not owners:
-                del self._config_owners[task_id]
         self._config_counts[owner] -= 1
         dropped = [
             seq
             for seq in self._pending
-            if self._outbox[seq].entry.task_id == task_id and self._outbox[seq].entry.config_id == config_id
+            if (entry := self._outbox[seq].entry).task_id == task_id
+            and entry.config_id == config_id
+            and entry.owner == owner
         ]
         for seq in dropped:
             del self._outbox[seq]
@@ -465,15 +432,18 @@ class InMemoryTaskStore:
             ),
             key=lambda row: row[_KEY],
         )[:limit]
-        gone = {row[_KEY][1] for row in doomed}
+        gone = {(Owner(row[_TENANT], row[_USER]), row[_KEY][1]) for row in doomed}
         for row in doomed:
-            del self._tasks[row[_KEY][1]]
+            del self._tasks[(row[_TENANT], row[_USER], row[_KEY][1])]
             self._index_remove(row)
-            for owner in self._config_owners.pop(row[_KEY][1], set()):
-                self._config_counts[owner] -= len(self._configs.pop((owner, row[_KEY][1]), {}))
-                self._dialects.pop((owner, row[_KEY][1]), None)
+        for owner, task_id in gone:
+            self._config_counts[owner] = self._config_counts.get(owner, 0) - len(
+                self._configs.pop((owner, task_id), {})
+            )
+            self._dialects.pop((owner, task_id), None)
         if gone:
-            for seq in [s for s, r in self._outbox.items() if r.entry.task_id in gone]:
+            doomed_rows = [s for s, r in self._outbox.items() if (r.entry.owner, r.entry.task_id) in gone]
+            for seq in doomed_rows:
                 row_state = self._outbox.pop(seq).state
                 self._state_counts[row_state] -= 1
                 if row_state == "pending":

@@ -3,8 +3,10 @@
 Every coroutine of the store protocols (:mod:`a2a_grpc.core.ports`: task,
 push-config and outbox operations) is timed and reported to a callback as
 ``(operation name, outcome, seconds)``; ``outcome`` is ``ok`` or the
-exception's class name. Everything else (``open``, ``close``, attributes of
-the backend) passes through untouched.
+exception's class name. The one task write door is reported as ``create``
+for a creation (``TaskWrite.expected_version`` 0) and ``update`` otherwise.
+Everything else (``open``, ``close``, attributes of the backend) passes
+through untouched.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from a2a_grpc.core.ports import TaskWrite
+
 __all__ = ["TIMED_OPERATIONS", "TimedStore"]
 
 #: The operations timed: the methods of TaskStore, PushConfigStore and PushOutbox.
 TIMED_OPERATIONS = frozenset(
     {
-        "create",
         "get",
         "update",
         "list_tasks",
@@ -27,7 +30,6 @@ TIMED_OPERATIONS = frozenset(
         "list_push_configs",
         "delete_push_config",
         "count_push_configs",
-        "get_push_config_any_owner",
         "get_push_target",
         "outbox_due",
         "outbox_mark",
@@ -53,6 +55,11 @@ class TimedStore:
         """The wrapped store."""
         return self._inner
 
+    @property
+    def keeps_events(self) -> bool:
+        """The wrapped store's (``TaskStore.keeps_events``)."""
+        return bool(self._inner.keeps_events)
+
     def __getattr__(self, name: str) -> Any:
         if name not in TIMED_OPERATIONS:
             return getattr(self._inner, name)
@@ -63,6 +70,7 @@ class TimedStore:
 
     def _wrap(self, name: str, operation: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         report = self._report
+        write_door = name == "update"
 
         async def timed(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
@@ -73,6 +81,9 @@ class TimedStore:
                 outcome = type(exc).__name__
                 raise
             finally:
-                report(name, outcome, time.perf_counter() - start)
+                label = name
+                if write_door and isinstance(args[0], TaskWrite) and args[0].expected_version == 0:
+                    label = "create"
+                report(label, outcome, time.perf_counter() - start)
 
         return timed

@@ -19,6 +19,7 @@ from a2a_grpc.cluster._recovery import recover_on_start
 from a2a_grpc.context import Owner
 from a2a_grpc.core._drive import TaskWriter
 from a2a_grpc.core._events import EventBus
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.errors import A2AError
 from a2a_grpc.types import pb
 from tests.cluster.replicas import BINDINGS, Replica, drop_database, fresh_database
@@ -125,7 +126,7 @@ async def test_recovery_reaches_the_push_outbox(backend: str, tmp_path: Path) ->
             ("t-ask", pb.TASK_STATE_INPUT_REQUIRED),
             ("t-done", pb.TASK_STATE_COMPLETED),
         ):
-            await store.create(make_task(tid, state=state), owner)
+            await store.update(TaskWrite(make_task(tid, state=state), owner))
             await store.put_push_config(owner, config(tid, "hook"))
         woken: list[int] = []
         writer = TaskWriter(store, store, EventBus(), lambda: woken.append(1))

@@ -19,6 +19,7 @@ import pytest
 from a2a_grpc.client import A2AClient
 from a2a_grpc.cluster._store import ClusterStore
 from a2a_grpc.context import Owner
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.types import pb
 from tests.cluster.conftest import TTL, cluster_args
 from tests.cluster.replicas import BINDINGS, Replica, drop_database, fresh_database
@@ -170,22 +171,26 @@ async def test_event_log_and_retention() -> None:
     await store.open()
     owner = Owner("acme", "alice")
     try:
-        await store.create(make_task("done"), owner)
+        await store.update(TaskWrite(make_task("done"), owner))
         event = pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(task_id="done"))
         event.status_update.status.state = pb.TASK_STATE_COMPLETED
-        await store.update(make_task("done", state=pb.TASK_STATE_COMPLETED), owner, 1, events=(event,))
-        await store.create(make_task("active"), owner)
-        logged = await store.events_after("done", 0)
+        await store.update(
+            TaskWrite(make_task("done", state=pb.TASK_STATE_COMPLETED), owner, 1, events=(event,))
+        )
+        await store.update(TaskWrite(make_task("active"), owner))
+        done, active = (owner.tenant, owner.user, "done"), (owner.tenant, owner.user, "active")
+        logged = await store.events_after(done, 0)
         assert [(v, e.WhichOneof("payload"), final) for v, e, final in logged] == [
             (1, "task", False),
             (2, "status_update", True),
         ]
-        assert await store.events_after("done", 1) == [(2, event, True)]
+        assert await store.events_after(done, 1) == [(2, event, True)]
+        assert await store.events_after(("acme", "bob", "done"), 0) == []  # another owner's task
         assert await store.prune_events(3600) == 0  # not old enough
         await asyncio.sleep(0.01)
         assert await store.prune_events(0) == 2
-        assert await store.events_after("done", 0) == []
-        assert len(await store.events_after("active", 0)) == 1
+        assert await store.events_after(done, 0) == []
+        assert len(await store.events_after(active, 0)) == 1
     finally:
         await store.close()
         await drop_database(PG_URL, url)

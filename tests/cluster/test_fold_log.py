@@ -13,6 +13,7 @@ from a2a_grpc.cluster._store import ClusterStore
 from a2a_grpc.context import CallContext
 from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.core._handler import RequestHandler
+from a2a_grpc.core.ports import TaskWrite, task_key
 from a2a_grpc.types import pb
 from tests.cluster.replicas import drop_database, fresh_database
 from tests.store.storekit import PG_URL, postgres_skip_reason
@@ -23,13 +24,9 @@ pytestmark = [pytest.mark.postgres]
 class _Counted(ClusterStore):
     writes = 0
 
-    async def create(self, task: pb.Task, owner: Any, **kw: Any) -> int:
+    async def update(self, write: TaskWrite) -> int:
         self.writes += 1
-        return await super().create(task, owner, **kw)
-
-    async def update(self, task: pb.Task, owner: Any, expected_version: int, **kw: Any) -> int:
-        self.writes += 1
-        return await super().update(task, owner, expected_version, **kw)
+        return await super().update(write)
 
 
 class _Chunks(AgentExecutor):
@@ -56,7 +53,7 @@ async def test_a_burst_is_one_write_and_one_logged_event_per_version() -> None:
     try:
         streamed = [e async for e in handler.send_streaming_message(req, call)]
         assert store.writes == 1
-        logged = await store.events_after(streamed[0].task.id, 0)
+        logged = await store.events_after(task_key(call.owner, streamed[0].task.id), 0)
         assert [v for v, _e, _f in logged] == [1, 2, 3, 4, 5]
         assert [e for _v, e, _f in logged][1:] == streamed[1:]
         assert [f for _v, _e, f in logged] == [False, False, False, False, True]

@@ -23,7 +23,7 @@ import pytest
 
 from a2a_grpc.cluster._store import ClusterStore
 from a2a_grpc.context import Owner
-from a2a_grpc.core.ports import LeaseLostError
+from a2a_grpc.core.ports import LeaseLostError, TaskWrite
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.types import pb
 from tests.cluster.conftest import TTL, cluster_args
@@ -277,16 +277,20 @@ async def test_fence_without_another_write() -> None:
         old = await store.acquire_lease("t1", owner, "old", 0.2)
         assert old is not None
         assert await store.acquire_lease("t1", owner, "other", 5) is None  # busy
-        version = await store.create(make_task("t1", state=pb.TASK_STATE_WORKING), owner, fence=old)
+        version = await store.update(
+            TaskWrite(make_task("t1", state=pb.TASK_STATE_WORKING), owner, fence=old)
+        )
         await asyncio.sleep(0.3)
         taken = await store.take_over_expired("reaper", 5)
         assert [(t.fence.task_id, t.previous_replica) for t in taken] == [("t1", "old")]
         assert taken[0].fence.epoch > old.epoch
         with pytest.raises(LeaseLostError):
-            await store.update(make_task("t1", state=pb.TASK_STATE_COMPLETED), owner, version, fence=old)
+            await store.update(
+                TaskWrite(make_task("t1", state=pb.TASK_STATE_COMPLETED), owner, version, fence=old)
+            )
         assert await store.renew_leases([old.epoch], 5) == set()
         new = taken[0].fence
-        assert await store.update(make_task("t1"), owner, version, fence=new) == version + 1
+        assert await store.update(TaskWrite(make_task("t1"), owner, version, fence=new)) == version + 1
         await store.release_lease(new)
         assert await store.lease_count() == 0
     finally:

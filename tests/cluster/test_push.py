@@ -19,6 +19,7 @@ from sqlalchemy import text
 
 from a2a_grpc.cluster._store import ClusterStore
 from a2a_grpc.context import Owner
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.types import pb
 from tests.cluster.replicas import BINDINGS, Replica, drop_database, fresh_database
 from tests.store.storekit import PG_URL, entry, make_task, postgres_skip_reason
@@ -126,9 +127,9 @@ async def test_claims_on_the_store(two_stores: tuple[ClusterStore, ClusterStore]
     a, b = two_stores
     a.push_claim_seconds = 0.3
     owner = Owner("acme", "alice")
-    await a.create(make_task("t1"), owner)
-    await a.update(make_task("t1"), owner, 1, outbox=[entry("t1", "c1", 2), entry("t1", "c2", 2)])
-    await a.update(make_task("t1"), owner, 2, outbox=[entry("t1", "c1", 3)])
+    await a.update(TaskWrite(make_task("t1"), owner))
+    await a.update(TaskWrite(make_task("t1"), owner, 1, outbox=[entry("t1", "c1", 2), entry("t1", "c2", 2)]))
+    await a.update(TaskWrite(make_task("t1"), owner, 2, outbox=[entry("t1", "c1", 3)]))
     got_a = await a.outbox_due(1e12, 100)
     assert [(r.entry.config_id, r.entry.event_id) for r in got_a] == [
         ("c1", "t1:2"),
@@ -138,7 +139,7 @@ async def test_claims_on_the_store(two_stores: tuple[ClusterStore, ClusterStore]
     assert await b.outbox_due(1e12, 100) == []  # claimed by a
     c2 = next(r for r in got_a if r.entry.config_id == "c2")
     await a.outbox_mark(c2.seq, state="delivered", attempts=1, next_attempt_at=0)
-    await b.update(make_task("t1"), owner, 3, outbox=[entry("t1", "c2", 4)])
+    await b.update(TaskWrite(make_task("t1"), owner, 3, outbox=[entry("t1", "c2", 4)]))
     assert [r.entry.event_id for r in await b.outbox_due(1e12, 100)] == ["t1:4"]  # c2 was unclaimed
     await asyncio.sleep(0.4)  # a "dies": its claim of (t1, c1) expires
     resent = await b.outbox_due(1e12, 100)
@@ -161,8 +162,8 @@ async def test_a_claim_won_from_a_replica_that_just_delivered_does_not_send_agai
     it pending from the old snapshot and sent it a second time."""
     a, b = two_stores
     owner = Owner("acme", "alice")
-    await b.create(make_task("t1"), owner)
-    await b.update(make_task("t1"), owner, 1, outbox=[entry("t1", "c1", 2)])
+    await b.update(TaskWrite(make_task("t1"), owner))
+    await b.update(TaskWrite(make_task("t1"), owner, 1, outbox=[entry("t1", "c1", 2)]))
     [row] = await b.outbox_due(1e12, 100)
     claims, outbox = b.push_claims.name, b.schema.outbox.name
     async with b.engine.connect() as conn:  # b's mark and unclaim, committed together below

@@ -15,10 +15,18 @@ from typing import Any
 import asyncpg
 import pytest
 
-from a2a_grpc.cluster._bus import ClusterBus, PgEventRelay
-from a2a_grpc.cluster._store import NOTIFY_LIMIT, ClusterStore, notification, parse_notification
+from a2a_grpc.cluster._bus import ClusterBus, EventRelay, PgEventRelay
+from a2a_grpc.cluster._store import (
+    NOTIFY_LIMIT,
+    ClusterStore,
+    control_message,
+    notification,
+    parse_control,
+    parse_notification,
+)
 from a2a_grpc.context import Owner
 from a2a_grpc.core._events import Subscription
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.types import pb
 from tests.cluster.replicas import drop_database, fresh_database
 from tests.store.storekit import PG_URL, make_task, postgres_skip_reason
@@ -28,20 +36,35 @@ pytestmark = [pytest.mark.postgres]
 OWNER = Owner("acme", "alice")
 
 
+KEY = (OWNER.tenant, OWNER.user, "t")
+
+
 def test_notification_round_trip() -> None:
-    for task_id in ("t", "a:b:c", "tâche-ü", "x" * 200):
+    for key in (KEY, ("", "", "a:b:c"), ("t:1", "iss|sub:x", "tâche-ü"), ("", "u", "x" * 200)):
         event = b"\x00\xff" * 50
-        assert parse_notification(notification(task_id, 7, event)) == (task_id, 7, event)
-        assert parse_notification(notification(task_id, 8, b"")) == (task_id, 8, None)
+        assert parse_notification(notification(key, 7, event)) == (key, 7, event)
+        assert parse_notification(notification(key, 8, b"")) == (key, 8, None)
     # The largest event that fits, and one byte more: left out, the row has it.
-    tail = len("12::t")
+    tail = len("12::4:5:acmealicet")
     fits = (NOTIFY_LIMIT - tail) // 4 * 3
-    assert len(notification("t", 12, b"e" * fits).encode()) <= NOTIFY_LIMIT
-    assert parse_notification(notification("t", 12, b"e" * (fits + 1))) == ("t", 12, None)
-    assert parse_notification(notification("tâche", 3, b"e" * 10_000)) == ("tâche", 3, None)
-    for bad in ("t:5", "", "x:abc:t", "5:not base64!:t", "5:QUJD:"):
+    assert len(notification(KEY, 12, b"e" * fits).encode()) <= NOTIFY_LIMIT
+    assert parse_notification(notification(KEY, 12, b"e" * (fits + 1))) == (KEY, 12, None)
+    assert parse_notification(notification(("", "", "tâche"), 3, b"e" * 10_000)) == (
+        ("", "", "tâche"),
+        3,
+        None,
+    )
+    for bad in ("t:5", "", "x:abc:t", "5:not base64!:0:0:t", "5:QUJD:0:0:", "5::4:5:acme", "5::x:0:t"):
         with pytest.raises(ValueError):
             parse_notification(bad)
+
+
+def test_control_round_trip() -> None:
+    for key in (KEY, ("", "", "a:b"), ("t:1", "iss|sub:x", "tâche")):
+        assert parse_control(control_message("cancel", key)) == ("cancel", key)
+    for bad in ("cancel:t", "cancel:0:0:", "cancel"):
+        with pytest.raises(ValueError):
+            parse_control(bad)
 
 
 def _chunk(text: str) -> pb.StreamResponse:
@@ -63,9 +86,9 @@ def _count_reads(relay: Any) -> list[int]:
     reads: list[int] = []
     read = relay._events_after
 
-    async def counted(task_id: str, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
+    async def counted(key: Any, after: int) -> list[tuple[int, pb.StreamResponse, bool]]:
         reads.append(after)
-        return await read(task_id, after)
+        return await read(key, after)
 
     relay._events_after = counted
     return reads
@@ -93,7 +116,7 @@ async def relay() -> AsyncIterator[tuple[ClusterStore, PgEventRelay, list[int]]]
 
 async def test_every_version_once_in_order(relay: tuple[ClusterStore, PgEventRelay, list[int]]) -> None:
     store, relay_, reads = relay
-    sub = relay_.bus.subscribe("t")
+    sub = relay_.bus.subscribe(KEY)
     got: list[tuple[int, pb.StreamResponse]] = []
     arrived: asyncio.Queue[None] = asyncio.Queue()
 
@@ -109,9 +132,9 @@ async def test_every_version_once_in_order(relay: tuple[ClusterStore, PgEventRel
     collector = asyncio.create_task(collect())
     task = make_task("t")
     sent = {1: pb.StreamResponse(task=task)}
-    await store.create(task, OWNER)  # v1: its payload
+    await store.update(TaskWrite(task, OWNER))  # v1: its payload
     sent[2] = _chunk("small")
-    await store.update(task, OWNER, 1, events=(sent[2],))  # v2: payload
+    await store.update(TaskWrite(task, OWNER, 1, events=(sent[2],)))  # v2: payload
     await until(2)
     assert reads == []  # both from the payloads: no query
 
@@ -119,19 +142,20 @@ async def test_every_version_once_in_order(relay: tuple[ClusterStore, PgEventRel
     # v3 too large for the payload (a read), v4 committed with it: its payload
     # arrives while the read runs and must not overtake v3.
     await asyncio.gather(
-        store.update(task, OWNER, 2, events=(sent[3],)), store.update(task, OWNER, 3, events=(sent[4],))
+        store.update(TaskWrite(task, OWNER, 2, events=(sent[3],))),
+        store.update(TaskWrite(task, OWNER, 3, events=(sent[4],))),
     )
     await until(4)
 
     store.notify_in_transaction = False  # v5's notification is lost
     sent[5] = _chunk("unannounced")
-    await store.update(task, OWNER, 4, events=(sent[5],))
+    await store.update(TaskWrite(task, OWNER, 4, events=(sent[5],)))
     store.notify_in_transaction = True
-    await _notify(store, notification("t", 2, _chunk("a duplicate of v2").SerializeToString()))
+    await _notify(store, notification(KEY, 2, _chunk("a duplicate of v2").SerializeToString()))
     sent[6] = _chunk("after the gap")
-    await store.update(task, OWNER, 5, events=(sent[6],))  # version 6 > 4 + 1: read 5 and 6
+    await store.update(TaskWrite(task, OWNER, 5, events=(sent[6],)))  # version 6 > 4 + 1: read 5 and 6
     sent[7] = _done()
-    await store.update(task, OWNER, 6, events=(sent[7],))
+    await store.update(TaskWrite(task, OWNER, 6, events=(sent[7],)))
     await asyncio.wait_for(collector, 10)
     assert got == sorted(sent.items())
     # v3 (with v4, or v4 again if it came during the read), then the gap,
@@ -147,15 +171,15 @@ async def test_a_new_subscriber_reads_what_it_missed(
     payloads (the subscriber drops what its snapshot holds)."""
     store, relay_, reads = relay
     task = make_task("t")
-    await store.create(task, OWNER)
-    await store.update(task, OWNER, 1, events=(_chunk("before"),))
+    await store.update(TaskWrite(task, OWNER))
+    await store.update(TaskWrite(task, OWNER, 1, events=(_chunk("before"),)))
     await _drained(store, relay_)  # v1 and v2 heard with nobody subscribed
-    sub = relay_.bus.subscribe("t")
-    await store.update(task, OWNER, 2, events=(_chunk("first heard"),))
+    sub = relay_.bus.subscribe(KEY)
+    await store.update(TaskWrite(task, OWNER, 2, events=(_chunk("first heard"),)))
     # The read it makes delivers 1..3 before v4 commits (v4 committed during
     # that read would be beyond the next version too, and read again).
     versions = [(await anext(sub))[0] for _ in range(3)]
-    await store.update(task, OWNER, 3, events=(_done(),))
+    await store.update(TaskWrite(task, OWNER, 3, events=(_done(),)))
     versions += [v async for v, _ in sub]
     assert versions == [1, 2, 3, 4]
     assert reads == [0]
@@ -165,8 +189,9 @@ async def _drained(store: ClusterStore, relay: PgEventRelay) -> None:
     """Returns once the relay has heard every notification committed so far
     (they arrive in commit order, the control channel's among them)."""
     heard = asyncio.Event()
-    relay.on_cancel = lambda task_id: heard.set() if task_id == "marker" else None
-    await store.send_control("cancel:marker")
+    marker = ("", "", "marker")
+    relay.on_cancel = lambda key: heard.set() if key == marker else None
+    await store.send_control(control_message("cancel", marker))
     await asyncio.wait_for(heard.wait(), 10)
     relay.on_cancel = None
 
@@ -199,14 +224,16 @@ async def test_redis_entries_carry_the_events() -> None:
     reads = _count_reads(relay)
     await relay.start()
     try:
-        sub = relay.bus.subscribe("t")
+        sub = relay.bus.subscribe(KEY)
         task = make_task("t")
         sent = {1: pb.StreamResponse(task=task), 2: _chunk("a"), 3: _chunk("b")}
-        await store.create(task, OWNER)
-        await store.update(task, OWNER, 1, events=(sent[2], sent[3]))  # one write, versions 2 and 3
+        await store.update(TaskWrite(task, OWNER))
+        await store.update(
+            TaskWrite(task, OWNER, 1, events=(sent[2], sent[3]))
+        )  # one write, versions 2 and 3
         sent[4], sent[5] = _chunk("x" * (NOTIFY_LIMIT + 1)), _done()
-        await store.update(task, OWNER, 3, events=(sent[4],))
-        await store.update(task, OWNER, 4, events=(sent[5],))
+        await store.update(TaskWrite(task, OWNER, 3, events=(sent[4],)))
+        await store.update(TaskWrite(task, OWNER, 4, events=(sent[5],)))
         got = await asyncio.wait_for(_all(sub), 10)
     finally:
         await relay.stop()
@@ -218,3 +245,27 @@ async def test_redis_entries_carry_the_events() -> None:
 
 async def _all(sub: Subscription) -> list[tuple[int, pb.StreamResponse]]:
     return [item async for item in sub]
+
+
+async def test_a_task_of_another_owner_with_the_same_id_is_another_task() -> None:
+    """The relay and the bus key tasks by owner and id: a stranger's task of
+    the same id gets its own events and cancels, and ends nobody else's stream."""
+    bus = ClusterBus()
+    relay = EventRelay(ClusterStore(PG_URL), bus)  # (nothing connects: the payloads carry the events)
+    stranger = ("acme", "mallory", "t")
+    mine, theirs = bus.subscribe(KEY), bus.subscribe(stranger)
+    relay.notified(stranger, 1, _chunk("theirs").SerializeToString())
+    relay.notified(stranger, 2, _done().SerializeToString())  # their task ends: their stream ends
+    assert bus.subscriber_count(KEY) == 1 and bus.delivered(KEY) == 0
+    relay.notified(KEY, 1, _chunk("mine").SerializeToString())
+    relay.notified(KEY, 2, _done().SerializeToString())
+    assert [(v, e.WhichOneof("payload")) async for v, e in theirs] == [
+        (1, "artifact_update"),
+        (2, "status_update"),
+    ]
+    got = [e async for _v, e in mine]
+    assert got[0].artifact_update.artifact.parts[0].text == "mine" and len(got) == 2
+    canceled: list[object] = []
+    relay.on_cancel = canceled.append
+    relay.control(control_message("cancel", stranger))
+    assert canceled == [stranger]

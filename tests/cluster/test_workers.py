@@ -20,6 +20,7 @@ import pytest
 
 from a2a_grpc.client import A2AClient
 from a2a_grpc.cluster._store import ClusterStore
+from a2a_grpc.context import Owner
 from a2a_grpc.types import pb
 from tests.cluster.conftest import TTL
 from tests.cluster.replicas import AGENT, BINDINGS, CLI, ROOT
@@ -98,7 +99,7 @@ async def test_workers_share_ports_restart_and_take_over(database: str, tmp_path
                 await client.close()
             assert done.status.state == pb.TASK_STATE_COMPLETED, binding
         tasks = await _long_tasks(http, 12)
-        holders = {tid: await store.lease_holder(tid) for tid in tasks}
+        holders = {tid: await store.lease_holder(Owner(), tid) for tid in tasks}
         assert set(holders.values()) == {"wk-w1", "wk-w2"}, holders  # both workers serve the ports
         os.kill(pids["wk-w1"], signal.SIGKILL)
         killed = time.monotonic()

@@ -203,15 +203,16 @@ async def test_cancel_before_execution_task_runs(server, stub, agent: ScriptedAg
     handler = server.handler
     call = CallContext(method="/lf.a2a.v1.A2AService/SendMessage", protocol_version="1.0")
     ex = await handler._start(msg("gate g"), call, stream=False)
-    task = ex.current.task if ex.current is not None else None
+    current = ex.progress.current
+    task = current.task if current is not None else None
     assert task is not None and task.status.state == pb.TASK_STATE_WORKING
-    assert ex.started and ex.runner is not None and not ex.runner.done()
+    assert ex.progress.started and ex.runner is not None and not ex.runner.done()
     # Awaited directly: wait_for would wrap it in a task and let the runner start.
     canceled = await handler.cancel_task(pb.CancelTaskRequest(id=task.id), call)
     assert canceled.status.state == pb.TASK_STATE_CANCELED
-    await asyncio.wait_for(ex.settled.wait(), 5)
+    await asyncio.wait_for(ex.signals.until_settled(), 5)
     assert task.id in agent.cancelled  # the agent saw the cancel at its wait
-    assert handler.executions.get(task.id) is None
+    assert handler.executions.get(ex.key) is None
     got = await stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=VERSION_MD)
     assert got == canceled
     assert [m.parts[0].text for m in got.history if m.role == pb.ROLE_USER] == ["gate g"]

@@ -15,6 +15,7 @@ from google.protobuf import message_factory
 from a2a_grpc.context import CallContext
 from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.core._handler import RequestHandler
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.protocol import _validation as validation
 from a2a_grpc.store._memory import InMemoryTaskStore
@@ -151,11 +152,12 @@ class _GatedStore(InMemoryTaskStore):
         self.gate = asyncio.Event()
         self.waiting = asyncio.Event()
 
-    async def update(self, task: pb.Task, owner: Any, expected_version: int, **kw: Any) -> int:
-        if task.status.state == pb.TASK_STATE_WORKING and task.status.HasField("message"):
+    async def update(self, write: TaskWrite) -> int:
+        status = write.task.status
+        if write.expected_version and status.state == pb.TASK_STATE_WORKING and status.HasField("message"):
             self.waiting.set()
             await self.gate.wait()
-        return await super().update(task, owner, expected_version, **kw)
+        return await super().update(write)
 
 
 class _TwoStepAgent(AgentExecutor):

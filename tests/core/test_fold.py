@@ -18,6 +18,7 @@ from a2a_grpc.agents._echo import EchoAgent
 from a2a_grpc.context import CallContext
 from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.core._handler import RequestHandler
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.store._sql import SqlTaskStore
 from a2a_grpc.types import pb
@@ -26,21 +27,17 @@ _VERSION = (("a2a-version", "1.0"),)
 
 
 class _Counting:
-    """Mixin: counts task writes (creates and updates) of a real store."""
+    """Mixin: counts task writes (creations and updates) of a real store."""
 
     writes: int
     gate: asyncio.Event | None
 
-    async def create(self, task: pb.Task, owner: Any, **kw: Any) -> int:
+    async def update(self, write: TaskWrite) -> int:
         self.writes += 1
-        return await super().create(task, owner, **kw)  # type: ignore[misc]
-
-    async def update(self, task: pb.Task, owner: Any, expected_version: int, **kw: Any) -> int:
-        self.writes += 1
-        if self.gate is not None:
+        if self.gate is not None and write.expected_version:  # (a creation is never held)
             self.waiting.set()
             await self.gate.wait()
-        return await super().update(task, owner, expected_version, **kw)  # type: ignore[misc]
+        return await super().update(write)  # type: ignore[misc]
 
 
 class _CountingMemory(_Counting, InMemoryTaskStore):
@@ -224,39 +221,4 @@ async def test_a_cancel_during_a_burst_write_waits_for_it_then_stops_the_agent(s
     assert canceled.status.state == pb.TASK_STATE_CANCELED
     assert [p.text for p in canceled.artifacts[0].parts] == ["c0", "c1"]  # the write was not cut short
     assert agent.cancelled  # the agent was inside its wait, and was cancelled there
-    await handler.close()
-
-
-class _OlderProtocolStore(InMemoryTaskStore):
-    """A store written for the protocol before ``events``: one ``event`` per update."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes = 0
-
-    async def update(  # type: ignore[override]
-        self,
-        task: pb.Task,
-        owner: Any,
-        expected_version: int,
-        *,
-        outbox: Sequence[Any] = (),
-        fence: Any = None,
-        event: pb.StreamResponse | None = None,
-        append: pb.Artifact | None = None,
-    ) -> int:
-        self.writes += 1
-        return await super().update(task, owner, expected_version, outbox=outbox, append=append)
-
-
-async def test_a_store_of_the_older_protocol_gets_one_event_per_write() -> None:
-    store = _OlderProtocolStore()
-    agent = _Burst()
-    handler = RequestHandler(agent, store, agent.card)
-    events = [e async for e in handler.send_streaming_message(_send(), _call("SendStreamingMessage"))]
-    assert [e.WhichOneof("payload") for e in events][-1] == "status_update"
-    assert store.writes == 3  # the first chunk came with the creation; two chunks and COMPLETED after
-    stored = await store.get(events[0].task.id, _call("GetTask").owner)
-    assert stored is not None and stored.version == 5
-    assert stored.task.status.state == pb.TASK_STATE_COMPLETED
     await handler.close()

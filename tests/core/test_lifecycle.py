@@ -198,7 +198,7 @@ async def test_terminal_is_final(stub, server) -> None:
     assert got.status.state == pb.TASK_STATE_COMPLETED
     # The store itself refuses a stale write (compare-and-swap).
     from a2a_grpc.context import Owner
-    from a2a_grpc.core.ports import VersionConflictError
+    from a2a_grpc.core.ports import TaskWrite, VersionConflictError
 
     stored = await server.store.get(got.id, Owner())
     assert stored is not None
@@ -206,7 +206,7 @@ async def test_terminal_is_final(stub, server) -> None:
     stale.CopyFrom(stored.task)
     stale.status.state = pb.TASK_STATE_WORKING
     with pytest.raises(VersionConflictError):
-        await server.store.update(stale, Owner(), stored.version - 1)
+        await server.store.update(TaskWrite(stale, Owner(), stored.version - 1))
     assert (await get(stub, got.id)).status.state == pb.TASK_STATE_COMPLETED
 
 

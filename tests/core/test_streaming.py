@@ -12,7 +12,7 @@ import pytest
 
 from a2a_grpc.context import Owner
 from a2a_grpc.core._executor import AgentExecutor, Event, ExecutorContext
-from a2a_grpc.core.ports import StoredTask
+from a2a_grpc.core.ports import StoredTask, TaskWrite
 from a2a_grpc.errors import ErrorCode
 from a2a_grpc.store._memory import InMemoryTaskStore
 from a2a_grpc.types import pb
@@ -219,12 +219,14 @@ class _GatedStore(InMemoryTaskStore):
             await hold.wait()
         return got
 
-    async def update(self, task: pb.Task, owner: Owner, expected_version: int, **kw: Any) -> int:
+    async def update(self, write: TaskWrite) -> int:
+        if not write.expected_version:  # a creation is not held
+            return await super().update(write)
         hold, self.hold_update = self.hold_update, None
         if hold is not None:
             self.update_held.set()
             await hold.wait()
-        return await super().update(task, owner, expected_version, **kw)
+        return await super().update(write)
 
 
 class _SteppedChunks(AgentExecutor):

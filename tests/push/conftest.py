@@ -20,7 +20,7 @@ from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
 
 from a2a_grpc.context import Owner
-from a2a_grpc.core.ports import OutboxEntry
+from a2a_grpc.core.ports import OutboxEntry, TaskWrite
 from a2a_grpc.store import InMemoryTaskStore, SqlTaskStore, TaskStore
 from a2a_grpc.types import new_id, now_timestamp, pb
 
@@ -134,7 +134,7 @@ async def new_task(store: TaskStore, owner: Owner = OWNER) -> str:
         context_id="ctx-" + task_id[:8],
         status=pb.TaskStatus(state=pb.TASK_STATE_SUBMITTED, timestamp=now_timestamp()),
     )
-    await store.create(task, owner)
+    await store.update(TaskWrite(task, owner))
     return task_id
 
 
@@ -165,7 +165,7 @@ async def emit(
             )
         )
         payload = event.SerializeToString()
-        entries = [OutboxEntry(task_id, c.id, event_id, payload) for c in configs]
-        await store.update(task, owner, stored.version, outbox=entries)
+        entries = [OutboxEntry(task_id, c.id, event_id, payload, owner=owner) for c in configs]
+        await store.update(TaskWrite(task, owner, stored.version, outbox=entries))
         ids.append(event_id)
     return ids

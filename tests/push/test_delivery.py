@@ -476,8 +476,8 @@ async def test_wake_before_start_and_after_stop_is_harmless(store: TaskStore, di
 async def test_configs_of_any_tenant_and_user_are_delivered(
     store: TaskStore, receiver: Receiver, dispatchers: Factory
 ) -> None:
-    """Outbox rows carry no owner: the dispatcher finds the config whoever
-    owns the task (task ids are unique across owners)."""
+    """An outbox row names its task's owner: the dispatcher finds that
+    owner's config, whoever it is."""
     from a2a_grpc.context import Owner
 
     owner = Owner(tenant="acme", user="alice")

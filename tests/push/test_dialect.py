@@ -9,7 +9,6 @@ that JSON cannot hold (NaN, infinities) go out as ``null``."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,12 +20,13 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from a2a_grpc.client import A2AClient
-from a2a_grpc.core.ports import OutboxEntry, get_push_target, put_push_config
+from a2a_grpc.context import Owner
+from a2a_grpc.core.ports import OutboxEntry, TaskWrite
 from a2a_grpc.dialects._push import PUSH_BODIES
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.push._dispatcher import BODIES, _body
 from a2a_grpc.server import A2AServer, ServerConfig
-from a2a_grpc.store import InMemoryTaskStore, SqlTaskStore, TaskStore
+from a2a_grpc.store import SqlTaskStore, TaskStore
 from a2a_grpc.types import pb
 from tests.push.conftest import OWNER, PG_URL, Receiver, add_config, new_task
 from tests.push.test_e2e import FAST, GatedAgent
@@ -179,12 +179,13 @@ async def test_our_v03_client_registers_a_v03_webhook(
 async def test_the_dialect_is_stored_with_the_config(store: TaskStore) -> None:
     task_id = await new_task(store)
     config = pb.TaskPushNotificationConfig(task_id=task_id, id="c", url="https://example.com/h")
-    await put_push_config(store, OWNER, config, "0.3")
-    assert await get_push_target(store, task_id, "c") == (config, "0.3")
-    await put_push_config(store, OWNER, config)  # replaced through v1.0
-    assert await get_push_target(store, task_id, "c") == (config, "1.0")
+    await store.put_push_config(OWNER, config, dialect="0.3")
+    assert await store.get_push_target(OWNER, task_id, "c") == (config, "0.3")
+    await store.put_push_config(OWNER, config)  # replaced through v1.0
+    assert await store.get_push_target(OWNER, task_id, "c") == (config, "1.0")
+    assert await store.get_push_target(Owner("", "stranger"), task_id, "c") is None
     await store.delete_push_config(OWNER, task_id, "c")
-    assert await get_push_target(store, task_id, "c") is None
+    assert await store.get_push_target(OWNER, task_id, "c") is None
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -204,53 +205,15 @@ async def test_an_older_database_gains_the_dialect_column_on_open(backend: str, 
     store = SqlTaskStore(url, table_prefix=prefix)
     await store.open()
     try:
-        target = await get_push_target(store, task_id, "before")
+        target = await store.get_push_target(OWNER, task_id, "before")
         assert target is not None and target[1] == "1.0"
         config = pb.TaskPushNotificationConfig(task_id=task_id, id="after", url="https://example.com/h")
-        await put_push_config(store, OWNER, config, "0.3")
-        assert await get_push_target(store, task_id, "after") == (config, "0.3")
+        await store.put_push_config(OWNER, config, dialect="0.3")
+        assert await store.get_push_target(OWNER, task_id, "after") == (config, "0.3")
     finally:
         if backend == "postgresql":
             await store.drop_all()
         await store.close()
-
-
-class NoDialectStore:
-    """A third-party store written before push-config dialects existed: the
-    old ``put_push_config(owner, config)`` and no ``get_push_target``."""
-
-    def __init__(self) -> None:
-        self.inner = InMemoryTaskStore()
-
-    async def put_push_config(self, owner: Any, config: pb.TaskPushNotificationConfig) -> None:
-        await self.inner.put_push_config(owner, config)
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("get_push_target", "put_push_config"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-
-async def test_a_store_without_dialects_still_delivers_v10_bodies(
-    receiver: Receiver, caplog: pytest.LogCaptureFixture
-) -> None:
-    store = NoDialectStore()
-    task_id = await new_task(store)  # type: ignore[arg-type]
-    config = pb.TaskPushNotificationConfig(task_id=task_id, id="c", url=receiver.url("/old"))
-    with caplog.at_level(logging.WARNING, logger="a2a_grpc.store.base"):
-        await put_push_config(store, OWNER, config, "0.3")  # type: ignore[arg-type]
-    assert "keeps no push-config dialects" in caplog.text
-    assert await get_push_target(store, task_id, "c") == (config, "1.0")  # type: ignore[arg-type]
-    dispatcher = PushDispatcher(store, **FAST)  # type: ignore[arg-type]
-    await dispatcher.start()
-    try:
-        await _emit(store.inner, task_id, "c", _status_event(task_id, pb.TASK_STATE_WORKING))
-        dispatcher.wake()
-        await receiver.wait_for(lambda: bool(receiver.on("/old")))
-    finally:
-        await dispatcher.stop()
-    hit = receiver.on("/old")[0]
-    assert hit.headers["Content-Type"] == "application/a2a+json" and "statusUpdate" in hit.body
 
 
 def _status_event(task_id: str, state: int) -> pb.StreamResponse:
@@ -271,8 +234,10 @@ def _nan_event(task_id: str) -> pb.StreamResponse:
 
 async def _emit(store: Any, task_id: str, config_id: str, event: pb.StreamResponse) -> None:
     stored = await store.get(task_id, OWNER)
-    entry = OutboxEntry(task_id, config_id, f"{task_id}:{stored.version + 1}", event.SerializeToString())
-    await store.update(stored.task, OWNER, stored.version, outbox=[entry])
+    entry = OutboxEntry(
+        task_id, config_id, f"{task_id}:{stored.version + 1}", event.SerializeToString(), owner=OWNER
+    )
+    await store.update(TaskWrite(stored.task, OWNER, stored.version, outbox=[entry]))
 
 
 @pytest.mark.parametrize("dialect", ["1.0", "0.3"])
@@ -283,7 +248,7 @@ async def test_nan_in_a_data_part_is_delivered_as_null(
     dispatcher did not catch: the row stayed pending and blocked its config."""
     task_id = await new_task(store)
     config = pb.TaskPushNotificationConfig(task_id=task_id, id="c", url=receiver.url("/nan"))
-    await put_push_config(store, OWNER, config, dialect)
+    await store.put_push_config(OWNER, config, dialect=dialect)
     dispatcher = PushDispatcher(store, **FAST)  # type: ignore[arg-type]
     await dispatcher.start(bodies=PUSH_BODIES)  # as a server starts it: the dialects' bodies
     try:

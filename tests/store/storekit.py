@@ -18,6 +18,7 @@ from a2a_grpc.types import pb
 SUBMITTED = pb.TASK_STATE_SUBMITTED
 WORKING = pb.TASK_STATE_WORKING
 COMPLETED = pb.TASK_STATE_COMPLETED
+FAILED = pb.TASK_STATE_FAILED
 
 ALICE = Owner("acme", "alice")
 BOB = Owner("acme", "bob")
@@ -42,8 +43,9 @@ def ids(tasks: list[pb.Task]) -> list[str]:
     return [t.id for t in tasks]
 
 
-def entry(task_id: str, config_id: str, n: int) -> OutboxEntry:
-    return OutboxEntry(task_id=task_id, config_id=config_id, event_id=f"{task_id}:{n}", payload=b"p%d" % n)
+def entry(task_id: str, config_id: str, n: int, owner: Owner = ALICE) -> OutboxEntry:
+    """An outbox row of ``owner``'s task (ALICE's: the tasks the suite writes them with)."""
+    return OutboxEntry(task_id, config_id, f"{task_id}:{n}", b"p%d" % n, owner=owner)
 
 
 def config(

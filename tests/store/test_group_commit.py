@@ -19,6 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from storekit import ALICE, COMPLETED, WORKING, entry, make_sql_store, make_task, unique_prefix
 
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.store import ListQuery, SqlTaskStore, TaskExistsError, VersionConflictError
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
@@ -44,7 +45,7 @@ async def _total(store: SqlTaskStore, **query: object) -> int:
 
 async def test_concurrent_writes_share_one_transaction(store: SqlTaskStore) -> None:
     before = store.write_batches
-    versions = await asyncio.gather(*(store.create(make_task(f"t{i}"), ALICE) for i in range(32)))
+    versions = await asyncio.gather(*(store.update(TaskWrite(make_task(f"t{i}"), ALICE)) for i in range(32)))
     assert versions == [1] * 32
     batches, writes = store.write_batches
     assert (batches - before[0], writes - before[1]) == (1, 32)
@@ -55,25 +56,29 @@ async def test_a_batch_moving_more_counts_than_one_upsert_holds_counts_them_all(
     # 150 contexts: 152 count rows moved by one batch, more than one SQLite
     # count upsert statement carries (store.sql.tasks._COUNT_ROWS).
     before = store.write_batches
-    await asyncio.gather(*(store.create(make_task(f"t{i}", context_id=f"c{i}"), ALICE) for i in range(150)))
+    await asyncio.gather(
+        *(store.update(TaskWrite(make_task(f"t{i}", context_id=f"c{i}"), ALICE)) for i in range(150))
+    )
     assert store.write_batches[0] - before[0] == 1
     assert await _total(store) == 150
     assert [await _total(store, context_id=f"c{i}") for i in (0, 63, 64, 127, 128, 149)] == [1] * 6
-    await store.create(make_task("again", context_id="c64"), ALICE)
+    await store.update(TaskWrite(make_task("again", context_id="c64"), ALICE))
     assert (await _total(store, context_id="c64"), await _total(store)) == (2, 151)
 
 
 async def test_conflicts_in_a_batch_fail_only_their_callers(store: SqlTaskStore) -> None:
     for tid in ("t1", "t2", "t3"):
-        await store.create(make_task(tid, context_id="ctx-a"), ALICE)
+        await store.update(TaskWrite(make_task(tid, context_id="ctx-a"), ALICE))
     before = store.write_batches[0]
     outcomes = await asyncio.gather(
-        store.update(make_task("t1", context_id="ctx-a", state=WORKING), ALICE, 1),
+        store.update(TaskWrite(make_task("t1", context_id="ctx-a", state=WORKING), ALICE, 1)),
         store.update(
-            make_task("t2", context_id="ctx-b", state=COMPLETED), ALICE, 7, outbox=[entry("t2", "c", 8)]
+            TaskWrite(
+                make_task("t2", context_id="ctx-b", state=COMPLETED), ALICE, 7, outbox=[entry("t2", "c", 8)]
+            )
         ),
-        store.create(make_task("t1", context_id="ctx-c"), ALICE),
-        store.update(make_task("t3", state=COMPLETED), ALICE, 1, outbox=[entry("t3", "c", 2)]),
+        store.update(TaskWrite(make_task("t1", context_id="ctx-c"), ALICE)),
+        store.update(TaskWrite(make_task("t3", state=COMPLETED), ALICE, 1, outbox=[entry("t3", "c", 2)])),
         return_exceptions=True,
     )
     assert store.write_batches[0] - before == 1  # one transaction for all four
@@ -115,13 +120,13 @@ async def test_a_database_error_in_one_write_fails_only_that_write(store: SqlTas
             "WHEN (NEW.id LIKE 'poison%') EXECUTE FUNCTION {p}doom()",
         ],
     )
-    await store.create(make_task("t0"), ALICE)
+    await store.update(TaskWrite(make_task("t0"), ALICE))
     before = store.write_batches[1]
     outcomes = await asyncio.gather(
-        store.create(make_task("t1"), ALICE),
-        store.create(make_task("poison-1"), ALICE),
-        store.update(make_task("t0", state=WORKING), ALICE, 1, outbox=[entry("t0", "c", 2)]),
-        store.create(make_task("t2"), ALICE),
+        store.update(TaskWrite(make_task("t1"), ALICE)),
+        store.update(TaskWrite(make_task("poison-1"), ALICE)),
+        store.update(TaskWrite(make_task("t0", state=WORKING), ALICE, 1, outbox=[entry("t0", "c", 2)])),
+        store.update(TaskWrite(make_task("t2"), ALICE)),
         return_exceptions=True,
     )
     assert store.write_batches[1] - before == 4
@@ -151,15 +156,17 @@ async def test_a_failing_commit_fails_exactly_the_callers_of_its_batch(store: Sq
             "FOR EACH ROW WHEN (NEW.id LIKE 'doomed%') EXECUTE FUNCTION {p}doom()",
         ],
     )
-    await store.create(make_task("t0", context_id="ctx-0"), ALICE)
+    await store.update(TaskWrite(make_task("t0", context_id="ctx-0"), ALICE))
     before = store.write_batches[0]
     outcomes = await asyncio.gather(
-        store.create(make_task("t1", context_id="ctx-1"), ALICE),
-        store.create(make_task("doomed-1", context_id="ctx-1"), ALICE),
+        store.update(TaskWrite(make_task("t1", context_id="ctx-1"), ALICE)),
+        store.update(TaskWrite(make_task("doomed-1", context_id="ctx-1"), ALICE)),
         store.update(
-            make_task("t0", context_id="ctx-0", state=WORKING), ALICE, 1, outbox=[entry("t0", "c", 2)]
+            TaskWrite(
+                make_task("t0", context_id="ctx-0", state=WORKING), ALICE, 1, outbox=[entry("t0", "c", 2)]
+            )
         ),
-        store.update(make_task("t0"), ALICE, 9),  # decided before the commit: its own error
+        store.update(TaskWrite(make_task("t0"), ALICE, 9)),  # decided before the commit: its own error
         return_exceptions=True,
     )
     assert store.write_batches[0] - before == 1
@@ -174,8 +181,8 @@ async def test_a_failing_commit_fails_exactly_the_callers_of_its_batch(store: Sq
     assert await store.outbox_count("pending") == 0
     # ...and the next batch commits as usual.
     again = await asyncio.gather(
-        store.create(make_task("t1", context_id="ctx-1"), ALICE),
-        store.update(make_task("t0", context_id="ctx-0", state=WORKING), ALICE, 1),
+        store.update(TaskWrite(make_task("t1", context_id="ctx-1"), ALICE)),
+        store.update(TaskWrite(make_task("t0", context_id="ctx-0", state=WORKING), ALICE, 1)),
     )
     assert again == [1, 2]
     assert await _total(store) == 2 and await _total(store, state=WORKING) == 1
@@ -186,7 +193,7 @@ async def test_synchronous_level_is_taken_from_the_url(tmp_path: Path) -> None:
     assert store.synchronous == "FULL" and store.url.database == f"{tmp_path}/full.db"
     await store.open()
     try:
-        assert await store.create(make_task("t1"), ALICE) == 1
+        assert await store.update(TaskWrite(make_task("t1"), ALICE)) == 1
         assert (await store.get("t1", ALICE)) is not None
     finally:
         await store.close()
@@ -198,8 +205,8 @@ async def test_in_memory_sqlite_is_shared_by_the_writer_and_the_readers() -> Non
     store = SqlTaskStore("sqlite://")
     await store.open()
     try:
-        await asyncio.gather(*(store.create(make_task(f"t{i}"), ALICE) for i in range(5)))
-        assert await store.update(make_task("t1", state=WORKING), ALICE, 1) == 2
+        await asyncio.gather(*(store.update(TaskWrite(make_task(f"t{i}"), ALICE)) for i in range(5)))
+        assert await store.update(TaskWrite(make_task("t1", state=WORKING), ALICE, 1)) == 2
         store._memory.clear()  # read from the database, not the cache
         got = await store.get("t1", ALICE)
         assert got is not None and got.version == 2
@@ -209,7 +216,7 @@ async def test_in_memory_sqlite_is_shared_by_the_writer_and_the_readers() -> Non
 
 
 async def test_close_commits_the_writes_already_queued(store: SqlTaskStore) -> None:
-    pending = [asyncio.ensure_future(store.create(make_task(f"q{i}"), ALICE)) for i in range(8)]
+    pending = [asyncio.ensure_future(store.update(TaskWrite(make_task(f"q{i}"), ALICE))) for i in range(8)]
     await asyncio.sleep(0)  # the creates are queued; their flush has not run yet
     await store.close()
     assert [await p for p in pending] == [1] * 8

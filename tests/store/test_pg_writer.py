@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError
 from storekit import ALICE, BOB, COMPLETED, OTHER_TENANT, WORKING, make_sql_store, make_task, unique_prefix
 
 from a2a_grpc.context import Owner
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.store import ListQuery, SqlTaskStore, TaskExistsError, VersionConflictError
 from a2a_grpc.store._sql.raw import AsyncpgConnection
 
@@ -48,7 +49,7 @@ async def _total(store: SqlTaskStore, owner: Owner = ALICE, **query: object) -> 
 
 
 async def test_a_killed_writer_backend_is_replaced_for_the_next_write(store: SqlTaskStore) -> None:
-    await store.create(make_task("t1"), ALICE)
+    await store.update(TaskWrite(make_task("t1"), ALICE))
     pid = _writer(store).raw.get_server_pid()
     async with store.engine.connect() as conn:
         killed = (await conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})).scalar_one()
@@ -62,15 +63,15 @@ async def test_a_killed_writer_backend_is_replaced_for_the_next_write(store: Sql
             break
         await asyncio.sleep(0.01)
     assert _writer(store).raw.is_closed()
-    assert await store.create(make_task("t2"), ALICE) == 1
-    assert await store.update(make_task("t2", state=WORKING), ALICE, 1) == 2
+    assert await store.update(TaskWrite(make_task("t2"), ALICE)) == 1
+    assert await store.update(TaskWrite(make_task("t2", state=WORKING), ALICE, 1)) == 2
     assert _writer(store).raw.get_server_pid() != pid
     assert await _total(store) == 2
     assert await _total(store, state=WORKING) == 1
 
 
 async def test_a_connection_lost_before_commit_writes_the_batch_again(store: SqlTaskStore) -> None:
-    await store.create(make_task("t0"), ALICE)
+    await store.update(TaskWrite(make_task("t0"), ALICE))
     first = _writer(store).raw.get_server_pid()
     runs: list[int] = []
     task = make_task("t1")
@@ -119,19 +120,19 @@ async def test_a_connection_lost_after_commit_was_sent_fails_its_callers(store: 
         with pytest.raises(DBAPIError, match=r"terminat|closed"):
             await store._run_write(body)
         assert runs == [1]
-        assert await store.create(make_task("t1"), ALICE) == 1  # the next write reconnects
+        assert await store.update(TaskWrite(make_task("t1"), ALICE)) == 1  # the next write reconnects
     finally:
         async with store.engine.begin() as conn:
             await conn.execute(text(f"DROP FUNCTION {p}doom() CASCADE"))
 
 
 async def test_a_write_alone_fails_only_itself_and_moves_no_counts(store: SqlTaskStore) -> None:
-    await store.create(make_task("t1", context_id="ctx-a"), ALICE)
+    await store.update(TaskWrite(make_task("t1", context_id="ctx-a"), ALICE))
     with pytest.raises(TaskExistsError):
-        await store.create(make_task("t1", context_id="ctx-b"), ALICE)
+        await store.update(TaskWrite(make_task("t1", context_id="ctx-b"), ALICE))
     with pytest.raises(VersionConflictError):
-        await store.update(make_task("t1", context_id="ctx-c", state=COMPLETED), ALICE, 5)
-    assert await store.update(make_task("t1", context_id="ctx-d", state=WORKING), ALICE, 1) == 2
+        await store.update(TaskWrite(make_task("t1", context_id="ctx-c", state=COMPLETED), ALICE, 5))
+    assert await store.update(TaskWrite(make_task("t1", context_id="ctx-d", state=WORKING), ALICE, 1)) == 2
     assert await _total(store) == 1
     assert [await _total(store, context_id=c) for c in ("ctx-a", "ctx-b", "ctx-c", "ctx-d")] == [0, 0, 0, 1]
     assert await _total(store, state=WORKING) == 1
@@ -143,44 +144,45 @@ async def test_a_write_alone_fails_only_itself_and_moves_no_counts(store: SqlTas
 async def test_a_batch_of_creates_fails_only_the_taken_ids_and_counts_the_rest(
     store: SqlTaskStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await store.create(make_task("taken"), BOB)
+    await store.update(TaskWrite(make_task("taken"), ALICE))
     writer = _writer(store)
     alone: list[object] = []
     run_alone = writer.execute_alone
     monkeypatch.setattr(writer, "execute_alone", lambda st, p=None: alone.append(st) or run_alone(st, p))
     before = store.write_batches
     outcomes = await asyncio.gather(
-        store.create(make_task("a1", context_id="ctx-a"), ALICE),
-        store.create(make_task("taken", context_id="ctx-a"), ALICE),  # BOB's id
-        store.create(make_task("a2", context_id="ctx-b", state=WORKING), ALICE),
-        store.create(make_task("b1", context_id="ctx-a"), BOB),
-        store.create(make_task("o1", context_id="ctx-a"), OTHER_TENANT),
+        store.update(TaskWrite(make_task("a1", context_id="ctx-a"), ALICE)),
+        store.update(TaskWrite(make_task("taken", context_id="ctx-a"), ALICE)),  # her own id again
+        store.update(TaskWrite(make_task("a2", context_id="ctx-b", state=WORKING), ALICE)),
+        store.update(TaskWrite(make_task("b1", context_id="ctx-a"), BOB)),
+        store.update(TaskWrite(make_task("taken", context_id="ctx-a"), BOB)),  # ALICE's id: his own task
+        store.update(TaskWrite(make_task("o1", context_id="ctx-a"), OTHER_TENANT)),
         return_exceptions=True,
     )
     assert alone == [store._st.create_many]  # the batch was one statement
     batches, writes = store.write_batches
-    assert (batches - before[0], writes - before[1]) == (1, 5)
-    assert outcomes[0] == outcomes[2] == outcomes[3] == outcomes[4] == 1
+    assert (batches - before[0], writes - before[1]) == (1, 6)
+    assert outcomes[0] == outcomes[2] == outcomes[3] == outcomes[4] == outcomes[5] == 1
     assert isinstance(outcomes[1], TaskExistsError)
-    assert await _total(store) == 2
+    assert await _total(store) == 3
     assert await _total(store, context_id="ctx-a") == 1
     assert await _total(store, context_id="ctx-b") == 1
     assert await _total(store, state=WORKING) == 1
-    assert await _total(store, BOB) == 2 and await _total(store, BOB, context_id="ctx-a") == 1
+    assert await _total(store, BOB) == 2 and await _total(store, BOB, context_id="ctx-a") == 2
     assert await _total(store, OTHER_TENANT) == 1
-    stored = await store.get("taken", BOB)
+    stored = await store.get("taken", ALICE)
     assert stored is not None and stored.task.context_id == "ctx-1"
     # The same id twice in one batch: one create wins, the other finds it taken.
     twice = await asyncio.gather(
-        store.create(make_task("same"), ALICE),
-        store.create(make_task("same", context_id="ctx-z"), ALICE),
+        store.update(TaskWrite(make_task("same"), ALICE)),
+        store.update(TaskWrite(make_task("same", context_id="ctx-z"), ALICE)),
         return_exceptions=True,
     )
     assert sorted(type(o).__name__ for o in twice) == ["TaskExistsError", "int"]
     same = await store.get("same", ALICE)
     assert same is not None and same.task.context_id == ("ctx-1" if twice[0] == 1 else "ctx-z")
-    assert await _total(store) == 3
-    assert await _total(store, context_id=same.task.context_id) == 1
+    assert await _total(store) == 4
+    assert await _total(store, context_id=same.task.context_id) == (2 if twice[0] == 1 else 1)  # ("taken")
 
 
 async def test_a_database_error_in_a_batch_of_creates_fails_only_its_write(store: SqlTaskStore) -> None:
@@ -199,7 +201,7 @@ async def test_a_database_error_in_a_batch_of_creates_fails_only_its_write(store
         )
     try:
         outcomes = await asyncio.gather(
-            *(store.create(make_task(tid), ALICE) for tid in ("t1", "poison-1", "t2")),
+            *(store.update(TaskWrite(make_task(tid), ALICE)) for tid in ("t1", "poison-1", "t2")),
             return_exceptions=True,
         )
         assert outcomes[0] == 1 and outcomes[2] == 1

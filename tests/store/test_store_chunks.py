@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import text
 from storekit import ALICE, BOB, COMPLETED, WORKING, make_sql_store, make_task, unique_prefix
 
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.protocol._taskupdate import apply_event
 from a2a_grpc.store import ListQuery, SqlTaskStore, TaskStore, VersionConflictError
 from a2a_grpc.types import pb
@@ -27,13 +28,13 @@ async def _append_all(
     for ev in events:
         task, _ = apply_event(task, ev)
         chunk = ev.artifact if isinstance(ev, pb.TaskArtifactUpdateEvent) and ev.append else None
-        version = await store.update(task, ALICE, version, append=chunk)
+        version = await store.update(TaskWrite(task, ALICE, version, append=chunk))
     return task, version
 
 
 async def test_appended_chunks_read_back_as_the_whole_task(store: TaskStore) -> None:
     task = make_task("t1", state=WORKING)
-    await store.create(task, ALICE)
+    await store.update(TaskWrite(task, ALICE))
     events: list[object] = [_chunk(i) for i in range(1, 8)]
     events.append(_chunk(8, artifact_id="new"))  # append to an unknown artifact creates it
     expected, version = await _append_all(store, task, 1, events)
@@ -50,7 +51,7 @@ async def test_appended_chunks_read_back_as_the_whole_task(store: TaskStore) -> 
 
 async def test_a_whole_write_after_chunks_keeps_everything(store: TaskStore) -> None:
     task = make_task("t1", state=WORKING)
-    await store.create(task, ALICE)
+    await store.update(TaskWrite(task, ALICE))
     task, version = await _append_all(store, task, 1, [_chunk(i) for i in range(1, 4)])
     done = pb.TaskStatusUpdateEvent(task_id="t1", context_id="ctx-1", status=pb.TaskStatus(state=COMPLETED))
     task, version = await _append_all(store, task, version, [done])
@@ -61,7 +62,7 @@ async def test_a_whole_write_after_chunks_keeps_everything(store: TaskStore) -> 
 
 async def test_chunks_after_a_whole_write_and_more_whole_writes(store: TaskStore) -> None:
     task = make_task("t1", state=WORKING)
-    await store.create(task, ALICE)
+    await store.update(TaskWrite(task, ALICE))
     working = pb.TaskStatusUpdateEvent(task_id="t1", context_id="ctx-1", status=pb.TaskStatus(state=WORKING))
     events: list[object] = []
     for i in range(1, 10):
@@ -75,24 +76,24 @@ async def test_chunks_after_a_whole_write_and_more_whole_writes(store: TaskStore
 
 async def test_append_is_compare_and_swap(store: TaskStore) -> None:
     task = make_task("t1", state=WORKING)
-    await store.create(task, ALICE)
+    await store.update(TaskWrite(task, ALICE))
     one, _ = apply_event(task, _chunk(1))
-    assert await store.update(one, ALICE, 1, append=_chunk(1).artifact) == 2
+    assert await store.update(TaskWrite(one, ALICE, 1, append=_chunk(1).artifact)) == 2
     two, _ = apply_event(one, _chunk(2))
     with pytest.raises(VersionConflictError):
-        await store.update(two, ALICE, 1, append=_chunk(2).artifact)
+        await store.update(TaskWrite(two, ALICE, 1, append=_chunk(2).artifact))
     with pytest.raises(VersionConflictError):
-        await store.update(two, BOB, 2, append=_chunk(2).artifact)
+        await store.update(TaskWrite(two, BOB, 2, append=_chunk(2).artifact))
     got = await store.get("t1", ALICE)
     assert got is not None and got.task == one and got.version == 2
 
 
 async def test_an_append_that_also_moved_the_status_is_stored_whole(store: TaskStore) -> None:
     task = make_task("t1", state=WORKING)
-    await store.create(task, ALICE)
+    await store.update(TaskWrite(task, ALICE))
     moved, _ = apply_event(task, _chunk(1))
     moved.status.state = COMPLETED  # a caller breaking the contract: still stored right
-    assert await store.update(moved, ALICE, 1, append=_chunk(1).artifact) == 2
+    assert await store.update(TaskWrite(moved, ALICE, 1, append=_chunk(1).artifact)) == 2
     got = await store.get("t1", ALICE)
     assert got is not None and got.task == moved
     assert (await store.list_tasks(ALICE, ListQuery(state=COMPLETED))).total_size == 1
@@ -108,7 +109,7 @@ async def test_a_database_from_before_chunks_gets_the_column_on_open(backend: st
     old = await make_sql_store(backend, tmp_path, prefix)
     await old.open()
     try:
-        await old.create(make_task("t1", state=WORKING), ALICE)
+        await old.update(TaskWrite(make_task("t1", state=WORKING), ALICE))
         async with old.engine.begin() as conn:  # the schema as it was
             await conn.execute(text(f"DROP TABLE {prefix}artifact_chunks"))
             await conn.execute(text(f"ALTER TABLE {prefix}tasks DROP COLUMN chunks"))
@@ -142,7 +143,7 @@ async def test_sql_append_writes_only_the_chunk(backend: str, tmp_path: Path) ->
 
     try:
         task = make_task("t1", state=WORKING)
-        await store.create(task, ALICE)
+        await store.update(TaskWrite(task, ALICE))
         base = (await sizes())[0]
         task, version = await _append_all(store, task, 1, [_chunk(i) for i in range(1, 6)])
         assert await sizes() == (base, 5, 5)  # the task row did not grow

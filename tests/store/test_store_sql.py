@@ -10,6 +10,7 @@ from sqlalchemy import text
 from storekit import ALICE, COMPLETED, WORKING, config, entry, make_sql_store, make_task, unique_prefix
 
 from a2a_grpc.context import Owner
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.store import (
     InMemoryTaskStore,
     ListQuery,
@@ -29,10 +30,10 @@ async def test_tasks_configs_and_pending_outbox_survive_restart(backend: str, tm
     first = await make_sql_store(backend, tmp_path, prefix)
     await first.open()
     try:
-        await first.create(make_task("t1", ts_ms=1000), ALICE)
-        await first.create(make_task("t2", ts_ms=2000), ALICE)
+        await first.update(TaskWrite(make_task("t1", ts_ms=1000), ALICE))
+        await first.update(TaskWrite(make_task("t2", ts_ms=2000), ALICE))
         await first.update(
-            make_task("t1", ts_ms=3000, state=WORKING), ALICE, 1, outbox=[entry("t1", "c1", 2)]
+            TaskWrite(make_task("t1", ts_ms=3000, state=WORKING), ALICE, 1, outbox=[entry("t1", "c1", 2)])
         )
         await first.put_push_config(ALICE, config("t1", "c1"))
         await first.put_push_config(ALICE, config("t1", "c0"))
@@ -52,7 +53,9 @@ async def test_tasks_configs_and_pending_outbox_survive_restart(backend: str, tm
         assert [(r.seq, r.entry, r.state) for r in due] == [(old_seq, entry("t1", "c1", 2), "pending")]
         # Work continues where it stopped: versions and outbox seqs keep growing.
         assert (
-            await second.update(make_task("t1", state=COMPLETED), ALICE, 2, outbox=[entry("t1", "c1", 3)])
+            await second.update(
+                TaskWrite(make_task("t1", state=COMPLETED), ALICE, 2, outbox=[entry("t1", "c1", 3)])
+            )
             == 3
         )
         assert [r.seq for r in await second.outbox_due(time.time() + 1, 10)][-1] > old_seq
@@ -91,7 +94,7 @@ async def test_sqlite_list_tasks_uses_an_index_and_no_sort(
             task = make_task(
                 f"task-{i}", ts_ms=i * 250, context_id=f"ctx-{i % 4}", state=WORKING if i % 5 else COMPLETED
             )
-            await store.create(task, ALICE if i % 2 else Owner("acme", f"user-{i}"))
+            await store.update(TaskWrite(task, ALICE if i % 2 else Owner("acme", f"user-{i}")))
         async with store.engine.begin() as conn:
             await conn.execute(text("ANALYZE"))
         plan = await _sqlite_plan(store, ALICE, query)
@@ -126,7 +129,7 @@ async def test_postgres_list_tasks_can_use_its_index(tmp_path: Path, query: List
     try:
         for i in range(120):
             task = make_task(f"task-{i}", ts_ms=i * 100, context_id=f"ctx-{i % 12}", state=(i % 6) + 1)
-            await store.create(task, ALICE if i % 2 else Owner("acme", f"user-{i % 10}"))
+            await store.update(TaskWrite(task, ALICE if i % 2 else Owner("acme", f"user-{i % 10}")))
         async with store.engine.begin() as conn:
             await conn.execute(text(f"ANALYZE {prefix}tasks"))
         sql = str(
@@ -164,7 +167,7 @@ async def test_default_store_url_uses_data_dir(tmp_path: Path, monkeypatch: pyte
     store = open_store(url)
     await store.open()
     try:
-        await store.create(make_task("t1"), ALICE)
+        await store.update(TaskWrite(make_task("t1"), ALICE))
     finally:
         await store.close()
     assert (tmp_path / "state" / "a2a-grpc.db").is_file()
@@ -217,19 +220,23 @@ async def test_two_stores_on_one_database_stay_consistent(backend: str, tmp_path
     await first.open()
     await second.open()
     try:
-        await first.create(make_task("t1", context_id="ctx-a"), ALICE)
+        await first.update(TaskWrite(make_task("t1", context_id="ctx-a"), ALICE))
         got = await second.get("t1", ALICE)
         assert got is not None and got.version == 1
-        assert await first.update(make_task("t1", context_id="ctx-b", state=WORKING), ALICE, 1) == 2
+        assert (
+            await first.update(TaskWrite(make_task("t1", context_id="ctx-b", state=WORKING), ALICE, 1)) == 2
+        )
         # second remembers version 1 only: its update must lose the race...
         with pytest.raises(VersionConflictError):
-            await second.update(make_task("t1", state=COMPLETED), ALICE, 1)
+            await second.update(TaskWrite(make_task("t1", state=COMPLETED), ALICE, 1))
         # ...while an update at the right version (known without reading) moves
         # the counts from what first wrote, not from what second saw before.
         interrupted = make_task("t1", context_id="ctx-c", state=pb.TASK_STATE_INPUT_REQUIRED)
-        assert await second.update(interrupted, ALICE, 2) == 3
+        assert await second.update(TaskWrite(interrupted, ALICE, 2)) == 3
         assert (await first.list_tasks(ALICE, ListQuery(context_id="ctx-c"))).total_size == 1
-        assert await first.update(make_task("t1", context_id="ctx-b", state=COMPLETED), ALICE, 3) == 4
+        assert (
+            await first.update(TaskWrite(make_task("t1", context_id="ctx-b", state=COMPLETED), ALICE, 3)) == 4
+        )
         for store in (first, second):
             got = await store.get("t1", ALICE)
             assert got is not None and got.version == 4 and got.task.status.state == COMPLETED
@@ -261,14 +268,14 @@ async def test_counts_are_rebuilt_for_a_database_written_without_them(backend: s
     try:
         for i in range(7):
             task = make_task(f"t{i}", context_id=f"ctx-{i % 2}", state=WORKING if i % 3 else COMPLETED)
-            await store.create(task, ALICE if i < 5 else Owner("acme", "bob"))
+            await store.update(TaskWrite(task, ALICE if i < 5 else Owner("acme", "bob")))
         async with store.engine.begin() as conn:
             await conn.execute(text(f"DROP TABLE {prefix}task_counts"))
     finally:
         await store.close()
     await store.open()
     try:
-        await store.create(make_task("t7", context_id="ctx-1"), Owner("acme", "carol"))
+        await store.update(TaskWrite(make_task("t7", context_id="ctx-1"), Owner("acme", "carol")))
         # A bulk import behind the store's back, while no server runs.
         async with store.engine.begin() as conn:
             await conn.execute(
@@ -300,7 +307,7 @@ async def test_counts_are_rebuilt_for_a_database_written_without_them(backend: s
         assert (await store.list_tasks(Owner("acme", "bob"), ListQuery())).total_size == 3
         assert (await store.list_tasks(Owner("acme", "carol"), ListQuery())).total_size == 0
         # ...and kept from there on.
-        await store.create(make_task("t9", context_id="ctx-1"), ALICE)
+        await store.update(TaskWrite(make_task("t9", context_id="ctx-1"), ALICE))
         assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-1"))).total_size == 4
     finally:
         if backend == "postgresql":
@@ -314,14 +321,14 @@ async def test_sqlite_write_that_fails_at_commit_leaves_nothing(tmp_path: Path) 
     store = SqlTaskStore(f"sqlite:///{tmp_path}/d.db")
     await store.open()
     try:
-        await store.create(make_task("t1", context_id="ctx-a"), ALICE)
+        await store.update(TaskWrite(make_task("t1", context_id="ctx-a"), ALICE))
         with pytest.raises(TaskExistsError):
-            await store.create(make_task("t1", context_id="ctx-b", state=WORKING), ALICE)
+            await store.update(TaskWrite(make_task("t1", context_id="ctx-b", state=WORKING), ALICE))
         assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-b"))).total_size == 0
         assert (await store.list_tasks(ALICE, ListQuery(state=WORKING))).total_size == 0
         assert (await store.list_tasks(ALICE, ListQuery())).total_size == 1
         # The writer connection is usable afterwards.
-        assert await store.update(make_task("t1", state=WORKING), ALICE, 1) == 2
+        assert await store.update(TaskWrite(make_task("t1", state=WORKING), ALICE, 1)) == 2
         assert (await store.list_tasks(ALICE, ListQuery(state=WORKING))).total_size == 1
     finally:
         await store.close()
@@ -336,12 +343,19 @@ async def test_sqlite_update_that_loses_at_commit_leaves_nothing(tmp_path: Path)
     await first.open()
     await second.open()
     try:
-        await first.create(make_task("t1", context_id="ctx-a"), ALICE)
+        await first.update(TaskWrite(make_task("t1", context_id="ctx-a"), ALICE))
         assert await second.get("t1", ALICE) is not None  # second now knows version 1
-        assert await first.update(make_task("t1", context_id="ctx-a", state=WORKING), ALICE, 1) == 2
+        assert (
+            await first.update(TaskWrite(make_task("t1", context_id="ctx-a", state=WORKING), ALICE, 1)) == 2
+        )
         with pytest.raises(VersionConflictError):
             await second.update(
-                make_task("t1", context_id="ctx-b", state=COMPLETED), ALICE, 1, outbox=[entry("t1", "c1", 2)]
+                TaskWrite(
+                    make_task("t1", context_id="ctx-b", state=COMPLETED),
+                    ALICE,
+                    1,
+                    outbox=[entry("t1", "c1", 2)],
+                )
             )
         assert await second.outbox_count("pending") == 0
         for query, total in [
@@ -355,7 +369,9 @@ async def test_sqlite_update_that_loses_at_commit_leaves_nothing(tmp_path: Path)
         assert got is not None and got.version == 2 and got.task.status.state == WORKING
         # Both stores write on afterwards.
         assert (
-            await second.update(make_task("t1", state=COMPLETED), ALICE, 2, outbox=[entry("t1", "c1", 3)])
+            await second.update(
+                TaskWrite(make_task("t1", state=COMPLETED), ALICE, 2, outbox=[entry("t1", "c1", 3)])
+            )
             == 3
         )
         assert await first.outbox_count("pending") == 1
@@ -376,17 +392,17 @@ async def test_terminal_task_memory_is_bounded(tmp_path: Path, monkeypatch: pyte
     try:
         big = make_task("big", state=COMPLETED)
         big.artifacts[0].parts[0].text = "x" * 2000  # over 1/16 of the budget
-        await store.create(big, ALICE)
+        await store.update(TaskWrite(big, ALICE))
         for i in range(5):
-            await store.create(make_task(f"t{i}", state=WORKING), ALICE)
-            await store.update(make_task(f"t{i}", state=COMPLETED), ALICE, 1)
+            await store.update(TaskWrite(make_task(f"t{i}", state=WORKING), ALICE))
+            await store.update(TaskWrite(make_task(f"t{i}", state=COMPLETED), ALICE, 1))
         kept = store._memory.terminal
-        assert list(kept) == [(f"t{i}", "acme", "alice") for i in (2, 3, 4)]
+        assert list(kept) == [("acme", "alice", f"t{i}") for i in (2, 3, 4)]
         assert store._memory.terminal_bytes == sum(len(data) for data, _v in kept.values())
         for task_id in ["big", "t0", "t1", "t2", "t3", "t4"]:
             got = await store.get(task_id, ALICE)
             assert got is not None and got.task.status.state == COMPLETED, task_id
-        assert len(kept) == 3 and ("big", "acme", "alice") not in kept
+        assert len(kept) == 3 and ("acme", "alice", "big") not in kept
         assert await store.get("big", ALICE) is not None
     finally:
         await store.close()
@@ -482,7 +498,7 @@ async def test_sqlite_database_of_the_older_layout_opens_with_every_task_and_cou
             assert "DESC" not in ddl["o_tasks_owner_ts"] and "WITHOUT ROWID" in ddl["o_task_counts"]
             # Writes go on, and move the rebuilt counts.
             tasks.append(make_task(f"new-{reopen}", ts_ms=5000 + reopen, context_id="ctx-1"))
-            await store.create(tasks[-1], ALICE)
+            await store.update(TaskWrite(tasks[-1], ALICE))
             assert (await store.list_tasks(ALICE, ListQuery(context_id="ctx-1"))).total_size == in_ctx1 + 1
         finally:
             await store.close()
@@ -491,7 +507,7 @@ async def test_sqlite_database_of_the_older_layout_opens_with_every_task_and_cou
 async def test_sqlite_open_creates_the_owner_ts_index_a_crashed_upgrade_dropped(tmp_path: Path) -> None:
     store = SqlTaskStore(f"sqlite:///{tmp_path}/t.db", table_prefix="o_")
     await store.open()
-    await store.create(make_task("t1", ts_ms=1000), ALICE)
+    await store.update(TaskWrite(make_task("t1", ts_ms=1000), ALICE))
     async with store.engine.begin() as conn:
         await conn.execute(text("DROP INDEX o_tasks_owner_ts"))
     await store.close()

@@ -5,11 +5,25 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from typing import Any
 
 import pytest
-from storekit import ALICE, BOB, COMPLETED, OTHER_TENANT, SUBMITTED, WORKING, config, entry, ids, make_task
+from storekit import (
+    ALICE,
+    BOB,
+    COMPLETED,
+    FAILED,
+    OTHER_TENANT,
+    SUBMITTED,
+    WORKING,
+    config,
+    entry,
+    ids,
+    make_task,
+)
 
 from a2a_grpc.context import Owner
+from a2a_grpc.core.ports import TaskWrite
 from a2a_grpc.store import ListQuery, TaskExistsError, TaskStore, VersionConflictError
 from a2a_grpc.types import pb
 
@@ -18,7 +32,7 @@ from a2a_grpc.types import pb
 
 async def test_create_and_get_are_copies(store: TaskStore) -> None:
     task = make_task("t1")
-    assert await store.create(task, ALICE) == 1
+    assert await store.update(TaskWrite(task, ALICE)) == 1
     task.status.state = COMPLETED  # the caller's object is not the stored one
     task.history.add(message_id="late")
 
@@ -36,19 +50,42 @@ async def test_get_missing_is_none(store: TaskStore) -> None:
     assert await store.get("nope", ALICE) is None
 
 
-async def test_create_duplicate_id_fails_for_any_owner(store: TaskStore) -> None:
-    await store.create(make_task("t1"), ALICE)
+async def test_a_created_id_is_taken_for_its_owner_only(store: TaskStore) -> None:
+    await store.update(TaskWrite(make_task("t1"), ALICE))
     with pytest.raises(TaskExistsError):
-        await store.create(make_task("t1", state=WORKING), ALICE)
-    with pytest.raises(TaskExistsError):
-        await store.create(make_task("t1", state=WORKING), OTHER_TENANT)
+        await store.update(TaskWrite(make_task("t1", state=WORKING), ALICE))
     got = await store.get("t1", ALICE)
     assert got is not None and got.version == 1 and got.task.status.state == SUBMITTED
 
 
+async def test_two_owners_hold_tasks_of_one_id_apart(store: TaskStore) -> None:
+    """A task id names a task of one owner (a client-chosen id of the legacy
+    dialects): another owner's task of that id is another task, in every
+    read and write."""
+    assert await store.update(TaskWrite(make_task("t1", context_id="ctx-a"), ALICE)) == 1
+    assert (
+        await store.update(TaskWrite(make_task("t1", context_id="ctx-o", state=WORKING), OTHER_TENANT)) == 1
+    )
+    assert await store.update(TaskWrite(make_task("t1", context_id="ctx-a", state=COMPLETED), ALICE, 1)) == 2
+    chunk = pb.Artifact(artifact_id="a", parts=[pb.Part(text="theirs")])
+    theirs = make_task("t1", context_id="ctx-o", state=WORKING)
+    theirs.artifacts.add().CopyFrom(chunk)
+    assert await store.update(TaskWrite(theirs, OTHER_TENANT, 1, append=chunk)) == 2
+    with pytest.raises(VersionConflictError):
+        await store.update(TaskWrite(make_task("t1", state=FAILED), OTHER_TENANT, 1))
+    mine, other = await store.get("t1", ALICE), await store.get("t1", OTHER_TENANT)
+    assert mine is not None and other is not None
+    assert (mine.task.context_id, mine.task.status.state, mine.version) == ("ctx-a", COMPLETED, 2)
+    assert (other.task.context_id, other.task.status.state) == ("ctx-o", WORKING)
+    assert other.task.artifacts[-1] == chunk and chunk not in mine.task.artifacts
+    assert (await store.list_tasks(ALICE, ListQuery())).total_size == 1
+    page = await store.list_tasks(OTHER_TENANT, ListQuery(state=WORKING))
+    assert ids(page.tasks) == ["t1"] and page.total_size == 1
+
+
 async def test_other_owner_sees_nothing(store: TaskStore) -> None:
-    await store.create(make_task("t1"), ALICE)
-    await store.create(make_task("t2"), BOB)
+    await store.update(TaskWrite(make_task("t1"), ALICE))
+    await store.update(TaskWrite(make_task("t2"), BOB))
     assert await store.get("t1", BOB) is None
     assert await store.get("t1", OTHER_TENANT) is None
     assert await store.get("t1", Owner()) is None
@@ -59,28 +96,28 @@ async def test_other_owner_sees_nothing(store: TaskStore) -> None:
     assert page.tasks == [] and page.total_size == 0 and not page.has_more
 
     with pytest.raises(VersionConflictError):
-        await store.update(make_task("t1", state=COMPLETED), BOB, 1)
+        await store.update(TaskWrite(make_task("t1", state=COMPLETED), BOB, 1))
     got = await store.get("t1", ALICE)
     assert got is not None and got.version == 1 and got.task.status.state == SUBMITTED
 
 
 async def test_update_is_compare_and_swap(store: TaskStore) -> None:
-    await store.create(make_task("t1"), ALICE)
-    assert await store.update(make_task("t1", state=WORKING), ALICE, 1) == 2
+    await store.update(TaskWrite(make_task("t1"), ALICE))
+    assert await store.update(TaskWrite(make_task("t1", state=WORKING), ALICE, 1)) == 2
     with pytest.raises(VersionConflictError):
-        await store.update(make_task("t1", state=COMPLETED), ALICE, 1)
+        await store.update(TaskWrite(make_task("t1", state=COMPLETED), ALICE, 1))
     got = await store.get("t1", ALICE)
     assert got is not None and got.version == 2 and got.task.status.state == WORKING
-    assert await store.update(make_task("t1", state=COMPLETED), ALICE, 2) == 3
+    assert await store.update(TaskWrite(make_task("t1", state=COMPLETED), ALICE, 2)) == 3
     with pytest.raises(VersionConflictError):
-        await store.update(make_task("missing"), ALICE, 1)
+        await store.update(TaskWrite(make_task("missing"), ALICE, 1))
 
 
 async def test_concurrent_updates_one_wins(store: TaskStore) -> None:
-    await store.create(make_task("t1"), ALICE)
+    await store.update(TaskWrite(make_task("t1"), ALICE))
     results = await asyncio.gather(
         *(
-            store.update(make_task("t1", state=WORKING, ts_ms=1_700_000_000_000 + i), ALICE, 1)
+            store.update(TaskWrite(make_task("t1", state=WORKING, ts_ms=1_700_000_000_000 + i), ALICE, 1))
             for i in range(5)
         ),
         return_exceptions=True,
@@ -91,9 +128,9 @@ async def test_concurrent_updates_one_wins(store: TaskStore) -> None:
 
 
 async def test_update_refreshes_indexed_columns(store: TaskStore) -> None:
-    await store.create(make_task("old", ts_ms=1000), ALICE)
-    await store.create(make_task("new", ts_ms=2000), ALICE)
-    await store.update(make_task("old", ts_ms=3000, state=COMPLETED), ALICE, 1)
+    await store.update(TaskWrite(make_task("old", ts_ms=1000), ALICE))
+    await store.update(TaskWrite(make_task("new", ts_ms=2000), ALICE))
+    await store.update(TaskWrite(make_task("old", ts_ms=3000, state=COMPLETED), ALICE, 1))
     page = await store.list_tasks(ALICE, ListQuery())
     assert ids(page.tasks) == ["old", "new"]
     page = await store.list_tasks(ALICE, ListQuery(state=COMPLETED))
@@ -107,7 +144,7 @@ async def test_update_refreshes_indexed_columns(store: TaskStore) -> None:
 
 async def test_list_order_newest_first_ties_by_id_desc(store: TaskStore) -> None:
     for task_id, ts in [("b", 5000), ("a", 5000), ("c", 5000), ("z", 1000), ("y", 9000), ("B", 5000)]:
-        await store.create(make_task(task_id, ts_ms=ts), ALICE)
+        await store.update(TaskWrite(make_task(task_id, ts_ms=ts), ALICE))
     page = await store.list_tasks(ALICE, ListQuery())
     # Ties compare ids by code point: "c" > "b" > "a" > "B".
     assert ids(page.tasks) == ["y", "c", "b", "a", "B", "z"]
@@ -130,8 +167,8 @@ async def test_list_filters(store: TaskStore) -> None:
         ("t6", 4000, "ctx-a", WORKING),
     ]
     for task_id, ts, ctx, state in rows:
-        await store.create(make_task(task_id, ts_ms=ts, context_id=ctx, state=state), ALICE)
-    await store.create(make_task("bob", ts_ms=4500, context_id="ctx-a", state=WORKING), BOB)
+        await store.update(TaskWrite(make_task(task_id, ts_ms=ts, context_id=ctx, state=state), ALICE))
+    await store.update(TaskWrite(make_task("bob", ts_ms=4500, context_id="ctx-a", state=WORKING), BOB))
 
     async def listed(**kw: object) -> tuple[list[str], int]:
         page = await store.list_tasks(ALICE, ListQuery(**kw))  # type: ignore[arg-type]
@@ -160,14 +197,16 @@ async def test_list_filters(store: TaskStore) -> None:
 async def test_pagination_walks_every_task_once(store: TaskStore, query: ListQuery) -> None:
     # 23 tasks, many sharing a timestamp so pages split inside a tie.
     for i in range(23):
-        await store.create(
-            make_task(
-                f"task-{i:02d}",
-                ts_ms=1_700_000_000_000 + (i // 4) * 1000,
-                context_id="ctx-1" if i % 3 else "ctx-2",
-                state=WORKING if i % 2 else SUBMITTED,
-            ),
-            ALICE,
+        await store.update(
+            TaskWrite(
+                make_task(
+                    f"task-{i:02d}",
+                    ts_ms=1_700_000_000_000 + (i // 4) * 1000,
+                    context_id="ctx-1" if i % 3 else "ctx-2",
+                    state=WORKING if i % 2 else SUBMITTED,
+                ),
+                ALICE,
+            )
         )
     full = await store.list_tasks(
         ALICE, ListQuery(page_size=100, context_id=query.context_id, state=query.state)
@@ -197,7 +236,7 @@ async def test_pagination_walks_every_task_once(store: TaskStore, query: ListQue
 
 async def test_list_cursor_is_strictly_after(store: TaskStore) -> None:
     for task_id in ["a", "b", "c"]:
-        await store.create(make_task(task_id, ts_ms=7000), ALICE)
+        await store.update(TaskWrite(make_task(task_id, ts_ms=7000), ALICE))
     page = await store.list_tasks(ALICE, ListQuery(after=(7000, "b")))
     assert ids(page.tasks) == ["a"] and page.total_size == 3 and not page.has_more
     # A cursor on a task that no longer sorts there still splits the order.
@@ -241,10 +280,14 @@ async def test_push_config_crud(store: TaskStore) -> None:
     assert await store.count_push_configs(BOB) == 0
     assert await store.list_push_configs(BOB, "t1") == []
 
-    # The push dispatcher's owner-less lookup (outbox rows carry no owner).
-    lookup = store.get_push_config_any_owner
+    # The push dispatcher's lookup (an outbox entry names its owner).
+    async def lookup(task_id: str, config_id: str, owner: Owner = ALICE) -> Any:
+        target = await store.get_push_target(owner, task_id, config_id)
+        return None if target is None else target[0]
+
     assert (await lookup("t1", "c1")).url == "https://new.example.com/hook"
     assert await lookup("t1", "nope") is None
+    assert await lookup("t1", "c1", BOB) is None
 
     assert await store.delete_push_config(BOB, "t1", "c1") is False
     assert await store.delete_push_config(ALICE, "t1", "c1") is True
@@ -284,15 +327,19 @@ async def test_push_config_paging(store: TaskStore) -> None:
 
 
 async def test_outbox_written_with_update_and_not_on_conflict(store: TaskStore) -> None:
-    await store.create(make_task("t1"), ALICE)
+    await store.update(TaskWrite(make_task("t1"), ALICE))
     await store.update(
-        make_task("t1", state=WORKING), ALICE, 1, outbox=[entry("t1", "c1", 2), entry("t1", "c2", 2)]
+        TaskWrite(
+            make_task("t1", state=WORKING), ALICE, 1, outbox=[entry("t1", "c1", 2), entry("t1", "c2", 2)]
+        )
     )
     assert await store.outbox_count("pending") == 2
     with pytest.raises(VersionConflictError):
-        await store.update(make_task("t1", state=COMPLETED), ALICE, 1, outbox=[entry("t1", "c1", 3)])
+        await store.update(
+            TaskWrite(make_task("t1", state=COMPLETED), ALICE, 1, outbox=[entry("t1", "c1", 3)])
+        )
     with pytest.raises(VersionConflictError):
-        await store.update(make_task("t1", state=COMPLETED), BOB, 2, outbox=[entry("t1", "c1", 3)])
+        await store.update(TaskWrite(make_task("t1", state=COMPLETED), BOB, 2, outbox=[entry("t1", "c1", 3)]))
     assert await store.outbox_count("pending") == 2
     due = await store.outbox_due(time.time() + 1, 10)
     assert [r.entry for r in due] == [entry("t1", "c1", 2), entry("t1", "c2", 2)]
@@ -300,9 +347,11 @@ async def test_outbox_written_with_update_and_not_on_conflict(store: TaskStore) 
 
 
 async def test_outbox_due_order_and_marking(store: TaskStore) -> None:
-    await store.create(make_task("t1"), ALICE)
+    await store.update(TaskWrite(make_task("t1"), ALICE))
     for version in range(1, 5):
-        await store.update(make_task("t1"), ALICE, version, outbox=[entry("t1", "c1", version + 1)])
+        await store.update(
+            TaskWrite(make_task("t1"), ALICE, version, outbox=[entry("t1", "c1", version + 1)])
+        )
     now = time.time() + 1
     due = await store.outbox_due(now, 10)
     assert [r.entry.event_id for r in due] == ["t1:2", "t1:3", "t1:4", "t1:5"]
@@ -331,11 +380,15 @@ async def test_outbox_due_order_and_marking(store: TaskStore) -> None:
 
 
 async def test_delete_push_config_drops_its_pending_rows(store: TaskStore) -> None:
-    await store.create(make_task("t1"), ALICE)
+    await store.update(TaskWrite(make_task("t1"), ALICE))
     await store.put_push_config(ALICE, config("t1", "c1"))
     await store.put_push_config(ALICE, config("t1", "c2"))
-    await store.update(make_task("t1"), ALICE, 1, outbox=[entry("t1", "c1", 2), entry("t1", "c2", 2)])
-    await store.update(make_task("t1"), ALICE, 2, outbox=[entry("t1", "c1", 3), entry("t1", "c2", 3)])
+    await store.update(
+        TaskWrite(make_task("t1"), ALICE, 1, outbox=[entry("t1", "c1", 2), entry("t1", "c2", 2)])
+    )
+    await store.update(
+        TaskWrite(make_task("t1"), ALICE, 2, outbox=[entry("t1", "c1", 3), entry("t1", "c2", 3)])
+    )
     now = time.time() + 1
     first = (await store.outbox_due(now, 1))[0]
     assert first.entry.config_id == "c1"
@@ -349,7 +402,7 @@ async def test_delete_push_config_drops_its_pending_rows(store: TaskStore) -> No
 
 
 async def test_open_is_idempotent(store: TaskStore) -> None:
-    await store.create(make_task("t1"), ALICE)
+    await store.update(TaskWrite(make_task("t1"), ALICE))
     await store.open()
     assert await store.get("t1", ALICE) is not None
 
@@ -362,14 +415,14 @@ async def test_list_matches_a_brute_force_model_after_many_updates(store: TaskSt
     versions: dict[str, int] = {}
     for i in range(40):
         task_id = f"t{i:02d}"
-        await store.create(make_task(task_id, ts_ms=rng.randrange(10) * 1000), ALICE)
+        await store.update(TaskWrite(make_task(task_id, ts_ms=rng.randrange(10) * 1000), ALICE))
         versions[task_id] = 1
     for _ in range(120):
         task_id = rng.choice(sorted(versions))
         task = make_task(
             task_id, ts_ms=rng.randrange(10) * 1000, context_id=rng.choice(contexts), state=rng.choice(states)
         )
-        versions[task_id] = await store.update(task, ALICE, versions[task_id])
+        versions[task_id] = await store.update(TaskWrite(task, ALICE, versions[task_id]))
 
     current = [got.task for t in sorted(versions) if (got := await store.get(t, ALICE)) is not None]
 
@@ -452,13 +505,13 @@ async def test_total_size_matches_a_brute_force_count_for_every_filter(store: Ta
             context_id=rng.choice(contexts),
             state=rng.choice(states),
         )
-        assert await store.create(task, owner) == 1
+        assert await store.update(TaskWrite(task, owner)) == 1
         current[task.id] = (owner, task, 1)
     await check()
 
-    # A duplicate id is rejected and counts nothing.
+    # An id its owner holds is rejected and counts nothing.
     with pytest.raises(TaskExistsError):
-        await store.create(make_task("t00", context_id="ctx-c", state=WORKING), BOB)
+        await store.update(TaskWrite(make_task("t00", context_id="ctx-c", state=WORKING), current["t00"][0]))
     for _ in range(60):
         task_id = rng.choice(sorted(current))
         owner, _old, version = current[task_id]
@@ -467,7 +520,9 @@ async def test_total_size_matches_a_brute_force_count_for_every_filter(store: Ta
         )
         if rng.random() < 0.2:  # a stale version or the wrong owner: nothing moves
             with pytest.raises(VersionConflictError):
-                await store.update(task, owner if rng.random() < 0.5 else Owner("x", "y"), version + 1)
+                await store.update(
+                    TaskWrite(task, owner if rng.random() < 0.5 else Owner("x", "y"), version + 1)
+                )
             continue
-        current[task_id] = (owner, task, await store.update(task, owner, version))
+        current[task_id] = (owner, task, await store.update(TaskWrite(task, owner, version)))
     await check()

@@ -19,6 +19,7 @@ from storekit import make_sql_store, unique_prefix
 from a2a_grpc.context import CallContext
 from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
 from a2a_grpc.core._handler import RequestHandler
+from a2a_grpc.core.ports import TaskWrite, task_key
 from a2a_grpc.types import pb
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
@@ -59,7 +60,7 @@ async def test_metadata_written_by_another_store_survives_the_agents_artifact(
             configuration=pb.SendMessageConfiguration(return_immediately=True),
         )
         task_id = (await handler.send_message(req, call)).task.id
-        ex = handler.executions.get(task_id)
+        ex = handler.executions.get(task_key(call.owner, task_id))
         assert ex is not None
         await asyncio.wait_for(agent.working.wait(), 10)
 
@@ -67,10 +68,10 @@ async def test_metadata_written_by_another_store_survives_the_agents_artifact(
         stored = await other.get(task_id, call.owner)
         assert stored is not None and stored.task.status.state == pb.TASK_STATE_WORKING
         stored.task.metadata.update({"note": "set by the other writer"})
-        await other.update(stored.task, call.owner, stored.version)
+        await other.update(TaskWrite(stored.task, call.owner, stored.version))
 
         agent.release.set()
-        await asyncio.wait_for(ex.settled.wait(), 10)
+        await asyncio.wait_for(ex.signals.until_settled(), 10)
         final = await other.get(task_id, call.owner)
         assert final is not None
         assert final.task.status.state == pb.TASK_STATE_COMPLETED

@@ -22,6 +22,10 @@ from a2a_grpc.types import pb
 from tests.core.agents import ScriptedAgent
 from tests.push.conftest import Receiver
 
+#: A task of the bus tests: (tenant, user, task id).
+KEY = ("", "", "t")
+
+
 SERVICE = "lf.a2a.v1.A2AService"
 BINDINGS = ("grpc", "jsonrpc", "rest")
 
@@ -249,14 +253,14 @@ async def test_subscriber_closed_for_lagging_is_counted() -> None:
     metrics = Metrics()
     bus = EventBus(buffer=2, observer=metrics)
     metrics.count_subscribers(bus.total_subscribers)
-    slow, fast = bus.subscribe("t"), bus.subscribe("t")
+    slow, fast = bus.subscribe(KEY), bus.subscribe(KEY)
     assert Scrape((await metrics.exposition()).decode()).value("a2a_stream_subscribers") == 2
     for version in (1, 2):
-        bus.publish("t", version, pb.StreamResponse())
+        bus.publish(KEY, version, pb.StreamResponse())
     reader = aiter(fast)  # held: the fast subscriber stays open
     for _ in range(2):
         await anext(reader)
-    bus.publish("t", 3, pb.StreamResponse())  # the slow one holds 2 already: it is closed
+    bus.publish(KEY, 3, pb.StreamResponse())  # the slow one holds 2 already: it is closed
     got = Scrape((await metrics.exposition()).decode())
     assert got.value("a2a_stream_subscribers_lagged_total") == 1
     assert got.value("a2a_stream_subscribers") == 1

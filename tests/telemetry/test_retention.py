@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from a2a_grpc.context import Owner
-from a2a_grpc.core.ports import ListQuery, OutboxEntry
+from a2a_grpc.core.ports import ListQuery, OutboxEntry, TaskWrite
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
@@ -57,11 +57,11 @@ async def _fill(store: object) -> tuple[list[str], list[str]]:
         [*((s, 40) for s in TERMINAL), *((s, 40) for s in ACTIVE), (TERMINAL[0], 1)]
     ):
         task = make_task(f"t{i}", ts_ms=now_ms - age_days * DAY_MS, context_id=f"ctx-{i % 2}")
-        await store.create(task, OWNER)  # type: ignore[attr-defined]
+        await store.update(TaskWrite(task, OWNER))  # type: ignore[attr-defined]
         await store.put_push_config(OWNER, config(task.id, "c1"))  # type: ignore[attr-defined]
         task.status.state = state  # type: ignore[assignment]
         entry = OutboxEntry(task.id, "c1", f"{task.id}:2", pb.StreamResponse(task=task).SerializeToString())
-        await store.update(task, OWNER, 1, outbox=[entry])  # type: ignore[attr-defined]
+        await store.update(TaskWrite(task, OWNER, 1, outbox=[entry]))  # type: ignore[attr-defined]
         (gone if state in TERMINAL and age_days > 30 else kept).append(task.id)
     return gone, kept
 

@@ -21,7 +21,7 @@ from opentelemetry.trace import SpanKind
 from a2a_grpc.client import A2AClient
 from a2a_grpc.context import Owner
 from a2a_grpc.core._executor import AgentExecutor, ExecutorContext
-from a2a_grpc.core.ports import OutboxEntry
+from a2a_grpc.core.ports import OutboxEntry, TaskWrite
 from a2a_grpc.errors import A2AError, ErrorCode
 from a2a_grpc.push import PushDispatcher
 from a2a_grpc.server import A2AServer, ServerConfig
@@ -192,10 +192,12 @@ async def test_sqlite_outbox_gains_the_trace_column_on_open(tmp_path: Path) -> N
         assert "trace_context" in columns
         task = pb.Task(id="t1", context_id="c1", status=pb.TaskStatus(state=pb.TASK_STATE_WORKING))
         owner = Owner()
-        await store.create(task, owner)
+        await store.update(TaskWrite(task, owner))
         tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-        await store.update(task, owner, 1, outbox=[OutboxEntry("t1", "cfg", "t1:2", b"\x12\x00", tp)])
-        await store.update(task, owner, 2, outbox=[OutboxEntry("t1", "cfg", "t1:3", b"\x12\x00")])
+        await store.update(
+            TaskWrite(task, owner, 1, outbox=[OutboxEntry("t1", "cfg", "t1:2", b"\x12\x00", tp)])
+        )
+        await store.update(TaskWrite(task, owner, 2, outbox=[OutboxEntry("t1", "cfg", "t1:3", b"\x12\x00")]))
         rows = await store.outbox_due(1e12, 10)
         assert [r.entry.trace_context for r in rows] == [tp, ""]
     finally:

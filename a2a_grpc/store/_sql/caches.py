@@ -4,7 +4,7 @@ Two bounded LRU maps, both safe when several processes share the database:
 
 - the terminal tasks (spec §9.1: a terminal task never changes again), so a
   GetTask or a subscription on a finished task needs no query;
-- per task id, the (version, tenant, user, state, contextId, chunks) of its
+- per task (owner and id), the (version, state, contextId, chunks) of its
   last write or read: a task's content at one version never changes, so an
   update at that expected version knows which task counts it moves (and
   whether artifact chunks are to be folded) without reading the row.
@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from a2a_grpc.core.ports import TaskKey
 from a2a_grpc.types import is_terminal
 
-__all__ = ["TERMINAL_CACHE_BYTES", "TERMINAL_CACHE_SIZE", "Meta", "TaskKey", "TaskMemory"]
+__all__ = ["TERMINAL_CACHE_BYTES", "TERMINAL_CACHE_SIZE", "Meta", "TaskMemory"]
 
 #: Terminal tasks kept in memory per store (spec §9.1: they never change
 #: again): at most this many, and this many bytes of serialized tasks (a task
@@ -26,11 +27,8 @@ TERMINAL_CACHE_BYTES = 32 * 1024 * 1024
 #: Task metas remembered (see :class:`TaskMemory`).
 _META_CACHE_SIZE = 16384
 
-#: (version, tenant, user, state, contextId, artifact chunks kept apart) of a
-#: task at one version.
-Meta = tuple[int, str, str, int, str, int]
-#: (task id, tenant, user): a task as one owner sees it.
-TaskKey = tuple[str, str, str]
+#: (version, state, contextId, artifact chunks kept apart) of a task at one version.
+Meta = tuple[int, int, str, int]
 
 
 class TaskMemory:
@@ -42,7 +40,7 @@ class TaskMemory:
     def __init__(self) -> None:
         self.terminal: OrderedDict[TaskKey, tuple[bytes, int]] = OrderedDict()
         self.terminal_bytes = 0
-        self._meta: OrderedDict[str, Meta] = OrderedDict()
+        self._meta: OrderedDict[TaskKey, Meta] = OrderedDict()
 
     def record(
         self, key: TaskKey, version: int, state: int, context_id: str, data: bytes, chunks: int = 0
@@ -51,27 +49,25 @@ class TaskMemory:
         the number of artifact chunks stored apart), and its serialized bytes
         ``data`` when ``state`` is terminal (a task that is not terminal
         leaves the terminal cache)."""
-        task_id, tenant, user = key
-        self._remember(task_id, (version, tenant, user, state, context_id, chunks))
+        self._remember(key, (version, state, context_id, chunks))
         if is_terminal(state):
             self._remember_terminal(key, data, version)
         else:
             self._drop_terminal(key)
 
-    def _remember(self, task_id: str, meta: Meta) -> None:
-        self._meta[task_id] = meta
-        self._meta.move_to_end(task_id)
+    def _remember(self, key: TaskKey, meta: Meta) -> None:
+        self._meta[key] = meta
+        self._meta.move_to_end(key)
         if len(self._meta) > _META_CACHE_SIZE:
             self._meta.popitem(last=False)
 
-    def known(self, task_id: str, version: int, tenant: str, user: str) -> tuple[int, str, int] | None:
-        """The (state, contextId, chunks) ``task_id`` had at ``version`` when
-        owned by (``tenant``, ``user``), or None when not remembered for that
-        version."""
-        meta = self._meta.get(task_id)
-        if meta is None or meta[:3] != (version, tenant, user):
+    def known(self, key: TaskKey, version: int) -> tuple[int, str, int] | None:
+        """The (state, contextId, chunks) the task ``key`` had at ``version``,
+        or None when not remembered for that version."""
+        meta = self._meta.get(key)
+        if meta is None or meta[0] != version:
             return None
-        return meta[3], meta[4], meta[5]
+        return meta[1], meta[2], meta[3]
 
     def cached_terminal(self, key: TaskKey) -> tuple[bytes, int] | None:
         """(serialized task, version) of a remembered terminal task, or None."""

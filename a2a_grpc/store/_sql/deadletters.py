@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 
+from a2a_grpc.context import Owner
 from a2a_grpc.core.ports import OutboxEntry, OutboxRecord
 from a2a_grpc.store._sql.engine import SqlDatabase
 
@@ -15,7 +16,8 @@ __all__ = ["SqlDeadLetters"]
 
 
 def _record(r: Any) -> OutboxRecord:
-    entry = OutboxEntry(r.task_id, r.config_id, r.event_id, bytes(r.payload), r.trace_context or "")
+    owner = Owner(r.tenant or "", r.owner_user or "")
+    entry = OutboxEntry(r.task_id, r.config_id, r.event_id, bytes(r.payload), r.trace_context or "", owner)
     return OutboxRecord(r.seq, entry, r.attempts, r.next_attempt_at, r.state, r.last_error)
 
 

@@ -118,13 +118,18 @@ class SqlDatabase:
             async with engine.connect() as conn:
                 conn = await conn.execution_options(isolation_level="SERIALIZABLE")
                 async with conn.begin():
-                    await conn.run_sync(create_schema, self.schema)
+                    await conn.run_sync(self._create_schema)
             await self._start_writer(engine)
         except BaseException:
             await self._stop_writer()
             await engine.dispose()
             raise
         self._engine = engine
+
+    def _create_schema(self, conn: Connection) -> None:
+        """Inside ``open``'s transaction: creates and upgrades the tables
+        (:func:`~a2a_grpc.store._sql.schema.create_schema`)."""
+        create_schema(conn, self.schema)
 
     async def _start_writer(self, engine: AsyncEngine) -> None:
         loop = asyncio.get_running_loop()

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
+from a2a_grpc.context import Owner
 from a2a_grpc.core.ports import OutboxEntry, OutboxRecord
 from a2a_grpc.store._sql.batch import WriteConnection
 from a2a_grpc.store._sql.engine import SqlDatabase
@@ -16,9 +17,10 @@ from a2a_grpc.store._sql.engine import SqlDatabase
 __all__ = ["SqlPushOutbox", "pending_rows"]
 
 
-def pending_rows(entries: Sequence[OutboxEntry], now: float) -> list[dict[str, Any]]:
-    """The ``push_outbox`` rows for ``entries``: pending, never attempted,
-    due at ``now`` (Unix seconds)."""
+def pending_rows(entries: Sequence[OutboxEntry], now: float, owner: Owner) -> list[dict[str, Any]]:
+    """The ``push_outbox`` rows for ``entries`` of ``owner``'s task (the rows
+    of a write are its task's): pending, never attempted, due at ``now``
+    (Unix seconds)."""
     return [
         {
             "task_id": e.task_id,
@@ -30,6 +32,8 @@ def pending_rows(entries: Sequence[OutboxEntry], now: float) -> list[dict[str, A
             "state": "pending",
             "last_error": "",
             "trace_context": e.trace_context or None,
+            "tenant": owner.tenant,
+            "owner_user": owner.user,
         }
         for e in entries
     ]
@@ -57,6 +61,7 @@ class SqlPushOutbox(SqlDatabase):
                     event_id=r.event_id,
                     payload=bytes(r.payload),
                     trace_context=r.trace_context or "",
+                    owner=Owner(r.tenant or "", r.owner_user or ""),
                 ),
                 attempts=r.attempts,
                 next_attempt_at=r.next_attempt_at,

@@ -31,8 +31,7 @@ def _delete_config_tx(conn: Any, gone: Any, stale: Any) -> bool:
 
 
 class SqlPushConfigs(SqlDatabase):
-    """The push-config half of the store (the ``PushConfigStore`` methods,
-    and the dispatcher's owner-less lookup)."""
+    """The push-config half of the store (the ``PushConfigStore`` methods)."""
 
     def _config_key(self, owner: Owner, task_id: str, config_id: str) -> list[Any]:
         c = self.schema.configs.c
@@ -75,23 +74,12 @@ class SqlPushConfigs(SqlDatabase):
             data = (await conn.execute(stmt)).scalar_one_or_none()
         return None if data is None else pb.TaskPushNotificationConfig.FromString(data)
 
-    async def get_push_config_any_owner(
-        self, task_id: str, config_id: str
-    ) -> pb.TaskPushNotificationConfig | None:
-        """The config whoever owns it, or None; for the push dispatcher,
-        whose outbox rows carry no owner (part of ``PushConfigStore``)."""
-        target = await self.get_push_target(task_id, config_id)
-        return None if target is None else target[0]
-
     async def get_push_target(
-        self, task_id: str, config_id: str
+        self, owner: Owner, task_id: str, config_id: str
     ) -> tuple[pb.TaskPushNotificationConfig, str] | None:
-        """The config whoever owns it and the dialect it was registered in,
-        or None (``PushDialects``)."""
+        """``owner``'s config and the dialect it was registered in, or None."""
         c = self.schema.configs.c
-        stmt = (
-            select(c.data, c.dialect).where(c.task_id == task_id, c.id == config_id).order_by(c.seq).limit(1)
-        )
+        stmt = select(c.data, c.dialect).where(*self._config_key(owner, task_id, config_id))
         async with self.engine.connect() as conn:
             row = (await conn.execute(stmt)).one_or_none()
         return (
@@ -122,7 +110,13 @@ class SqlPushConfigs(SqlDatabase):
         outbox rows; False if absent."""
         outbox = self.schema.outbox
         o = outbox.c
-        stale = delete(outbox).where(o.task_id == task_id, o.config_id == config_id, o.state == "pending")
+        stale = delete(outbox).where(
+            o.task_id == task_id,
+            o.config_id == config_id,
+            o.tenant == owner.tenant,
+            o.owner_user == owner.user,
+            o.state == "pending",
+        )
         gone = delete(self.schema.configs).where(*self._config_key(owner, task_id, config_id))
         return bool(await self._run_write(_delete_config_tx, gone, stale))
 

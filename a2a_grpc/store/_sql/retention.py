@@ -1,12 +1,12 @@
 """Task retention on SQL: terminal tasks older than a cut-off are deleted with
-their push configs and outbox rows, and the task counts move with them, in
-one transaction per batch (see :mod:`a2a_grpc.store._retention`)."""
+their push configs, outbox rows and artifact chunks, and the task counts move
+with them, in one transaction per batch (see :mod:`a2a_grpc.store._retention`)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, tuple_
 
 from a2a_grpc.context import Owner
 from a2a_grpc.store._sql.batch import WriteConnection
@@ -31,8 +31,8 @@ class SqlRetention(SqlTasks):
         return purged
 
     def _purge_tx(self, conn: WriteConnection, before_ms: int, limit: int) -> int:
-        tasks, configs, outbox = self.schema.tasks, self.schema.configs, self.schema.outbox
-        t = tasks.c
+        schema = self.schema
+        t, c, o, k = schema.tasks.c, schema.configs.c, schema.outbox.c, schema.chunks.c
         old = t.state.in_(sorted(TERMINAL_STATES)) & (t.status_ts_ms < before_ms)
         rows = conn.execute(
             select(t.id, t.tenant, t.owner_user, t.state, t.context_id)
@@ -42,10 +42,11 @@ class SqlRetention(SqlTasks):
         ).all()
         if not rows:
             return 0
-        ids = [r[0] for r in rows]
-        conn.execute(delete(tasks).where(t.id.in_(ids) & old))
-        conn.execute(delete(configs).where(configs.c.task_id.in_(ids)))
-        conn.execute(delete(outbox).where(outbox.c.task_id.in_(ids)))
+        keys = [(r[0], r[1], r[2]) for r in rows]  # a task id names a task of one owner
+        conn.execute(delete(schema.tasks).where(tuple_(t.id, t.tenant, t.owner_user).in_(keys) & old))
+        conn.execute(delete(schema.configs).where(tuple_(c.task_id, c.tenant, c.owner_user).in_(keys)))
+        conn.execute(delete(schema.outbox).where(tuple_(o.task_id, o.tenant, o.owner_user).in_(keys)))
+        conn.execute(delete(schema.chunks).where(tuple_(k.task_id, k.tenant, k.owner_user).in_(keys)))
         moves: dict[Owner, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
         for _id, tenant, user, state, context_id in rows:
             deltas = moves[Owner(tenant, user)]
@@ -53,4 +54,4 @@ class SqlRetention(SqlTasks):
                 deltas[key] -= 1
         for owner, deltas in moves.items():
             self._add_counts(conn, owner, deltas)
-        return len(ids)
+        return len(keys)

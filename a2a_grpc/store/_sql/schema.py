@@ -73,9 +73,12 @@ def _tasks(md: MetaData, prefix: str) -> Table:
     tasks = Table(
         f"{prefix}tasks",
         md,
+        # The key is (id, tenant, owner_user): a task id names a task of one
+        # owner (docs/decisions.md). The id leads, so time-ordered ids still
+        # append to the key's B-tree.
         Column("id", _IdType, primary_key=True),
-        Column("tenant", String(), nullable=False),
-        Column("owner_user", String(), nullable=False),
+        Column("tenant", String(), primary_key=True),
+        Column("owner_user", String(), primary_key=True),
         Column("context_id", String(), nullable=False),
         Column("state", Integer(), nullable=False),
         Column("status_ts_ms", BigInteger(), nullable=False),
@@ -129,6 +132,10 @@ def _push_outbox(md: MetaData, prefix: str) -> Table:
         Column("last_error", Text(), nullable=False, default=""),
         # W3C traceparent of the update (telemetry); added to older databases on open
         Column("trace_context", Text(), nullable=True),
+        # The owner of the task (and config): added to older databases on open,
+        # filled from the push configs.
+        Column("tenant", Text(), nullable=False, server_default=""),
+        Column("owner_user", Text(), nullable=False, server_default=""),
     )
     o = outbox.c
     Index(f"{prefix}push_outbox_due", o.state, o.next_attempt_at, o.seq)
@@ -160,9 +167,13 @@ def _artifact_chunks(md: MetaData, prefix: str) -> Table:
         f"{prefix}artifact_chunks",
         md,
         Column("task_id", _IdType, nullable=False),
+        Column("tenant", String(), nullable=False),
+        Column("owner_user", String(), nullable=False),
         Column("version", Integer(), nullable=False),
         Column("data", LargeBinary(), nullable=False),  # a serialized pb.Artifact
-        PrimaryKeyConstraint("task_id", "version", name=f"{prefix}artifact_chunks_key"),
+        PrimaryKeyConstraint(
+            "task_id", "tenant", "owner_user", "version", name=f"{prefix}artifact_chunks_key"
+        ),
     )
 
 
@@ -171,17 +182,25 @@ def create_schema(conn: Connection, schema: Schema) -> None:
     tables), then checks the task counts against the tasks (one COUNT,
     ~40 ms per million tasks on SQLite) and rebuilds them when they
     disagree: a database from before the counts existed, or tasks written
-    behind the store's back (bulk imports). A SQLite database of an older
-    layout is brought up to date first (:func:`_upgrade_sqlite`)."""
+    behind the store's back (bulk imports). A database of an older layout is
+    brought up to date first (:func:`_upgrade_sqlite`, :func:`rekey`)."""
     sqlite = conn.dialect.name == "sqlite"
     if sqlite:
         _upgrade_sqlite(conn, schema)
+    aside = _set_aside(conn, schema) if sqlite else []
     schema.metadata.create_all(conn)
     if sqlite:  # an existing table's index is not created by create_all
         next(i for i in schema.tasks.indexes if i.name == f"{schema.tasks.name}_owner_ts").create(
             conn, checkfirst=True
         )
-    _add_columns(conn, schema)
+    added = _add_columns(conn, schema)
+    if sqlite:
+        _copy_back(conn, schema, aside)
+    else:
+        rekey(conn, schema.tasks, ["id", "tenant", "owner_user"])
+        _rekey_chunks_pg(conn, schema)
+    if ("outbox", "tenant") in added:
+        _fill_outbox_owners(conn, schema)
     k = schema.counts.c
     tasks_total = select(func.count()).select_from(schema.tasks).scalar_subquery()
     counted = select(func.coalesce(func.sum(k.n), 0)).where(k.dim == "all").scalar_subquery()
@@ -190,13 +209,119 @@ def create_schema(conn: Connection, schema: Schema) -> None:
         _rebuild_counts(conn, schema)
 
 
-#: Nullable columns added after the first release: (table attribute, column, SQL type).
 #: Columns added after the first release: (table attribute, column, SQL type).
 _ADDED_COLUMNS = (
     ("outbox", "trace_context", "TEXT"),
     ("tasks", "chunks", "INTEGER NOT NULL DEFAULT 0"),
     ("configs", "dialect", "TEXT"),
+    ("outbox", "tenant", "TEXT NOT NULL DEFAULT ''"),
+    ("outbox", "owner_user", "TEXT NOT NULL DEFAULT ''"),
 )
+
+#: The keys of an older release, where a task id named one task of any owner.
+_OLD_KEYS = {"tasks": ["id"], "chunks": ["task_id", "version"]}
+
+
+def _set_aside(conn: Connection, schema: Schema) -> list[Table]:
+    """SQLite (which cannot change a table's key): renames the tasks and
+    artifact-chunk tables of an older release, keyed by the task id alone, to
+    ``<name>__rekey`` (their indexes dropped: derived, and their names are
+    taken) for :func:`create_schema` to make them anew and
+    :func:`_copy_back` to move their rows over, in the same transaction."""
+    inspector = inspect(conn)
+    tables = set(inspector.get_table_names())
+    quote = conn.dialect.identifier_preparer.quote
+    aside = []
+    for attr, old_key in _OLD_KEYS.items():
+        table: Table = getattr(schema, attr)
+        if (
+            table.name not in tables
+            or inspector.get_pk_constraint(table.name)["constrained_columns"] != old_key
+        ):
+            continue
+        for index in inspector.get_indexes(table.name):
+            conn.execute(text(f"DROP INDEX IF EXISTS {quote(str(index['name']))}"))
+        conn.execute(text(f"ALTER TABLE {quote(table.name)} RENAME TO {quote(table.name + '__rekey')}"))
+        aside.append(table)
+    return aside
+
+
+def _copy_back(conn: Connection, schema: Schema, aside: list[Table]) -> None:
+    """Moves the rows of the tables :func:`_set_aside` renamed into their new
+    tables (a chunk takes its task's owner) and drops the old ones."""
+    quote = conn.dialect.identifier_preparer.quote
+    inspector = inspect(conn)
+    tasks, chunks = quote(schema.tasks.name), quote(schema.chunks.name)
+    for table in aside:
+        old = quote(table.name + "__rekey")
+        if table is schema.tasks:
+            have = {c["name"] for c in inspector.get_columns(table.name + "__rekey")}
+            names = ", ".join(quote(c.name) for c in table.columns if c.name in have)
+            conn.execute(text(f"INSERT INTO {tasks} ({names}) SELECT {names} FROM {old}"))
+        else:
+            conn.execute(
+                text(
+                    f"INSERT INTO {chunks} (task_id, tenant, owner_user, version, data) "
+                    f"SELECT c.task_id, t.tenant, t.owner_user, c.version, c.data FROM {old} c "
+                    f"JOIN {tasks} t ON t.id = c.task_id"
+                )
+            )
+        conn.execute(text(f"DROP TABLE {old}"))
+
+
+def rekey(conn: Connection, table: Table, key: list[str]) -> None:
+    """PostgreSQL: gives ``table`` the primary key ``key`` (its columns must
+    exist and be filled) when it has another: an older release's, where a
+    task id named one task of any owner. No row is touched."""
+    found = inspect(conn).get_pk_constraint(table.name)
+    if found["constrained_columns"] == key:
+        return
+    quote = conn.dialect.identifier_preparer.quote
+    name, columns = quote(table.name), ", ".join(quote(c) for c in key)
+    if found.get("name"):
+        conn.execute(text(f"ALTER TABLE {name} DROP CONSTRAINT {quote(str(found['name']))}"))
+    constraint = quote(str(table.primary_key.name or f"{table.name}_pkey"))
+    conn.execute(text(f"ALTER TABLE {name} ADD CONSTRAINT {constraint} PRIMARY KEY ({columns})"))
+
+
+def _rekey_chunks_pg(conn: Connection, schema: Schema) -> None:
+    """PostgreSQL: an older release's artifact chunks get their task's owner
+    (columns added and filled; a chunk of no task is dropped), then the key
+    (task_id, tenant, owner_user, version)."""
+    table = schema.chunks
+    if "tenant" not in {c["name"] for c in inspect(conn).get_columns(table.name)}:
+        quote = conn.dialect.identifier_preparer.quote
+        chunks, tasks = quote(table.name), quote(schema.tasks.name)
+        conn.execute(text(f"ALTER TABLE {chunks} ADD COLUMN tenant VARCHAR, ADD COLUMN owner_user VARCHAR"))
+        conn.execute(
+            text(
+                f"UPDATE {chunks} c SET tenant = t.tenant, owner_user = t.owner_user "
+                f"FROM {tasks} t WHERE t.id = c.task_id"
+            )
+        )
+        conn.execute(text(f"DELETE FROM {chunks} WHERE tenant IS NULL"))
+        conn.execute(
+            text(
+                f"ALTER TABLE {chunks} ALTER COLUMN tenant SET NOT NULL, ALTER COLUMN owner_user SET NOT NULL"
+            )
+        )
+    rekey(conn, table, ["task_id", "tenant", "owner_user", "version"])
+
+
+def _fill_outbox_owners(conn: Connection, schema: Schema) -> None:
+    """An older release's outbox rows (just given owner columns) get the
+    owner of their push config: before the upgrade a task id named one task,
+    so (task, config) names one config. A row whose config is gone gets ""
+    (its delivery finds no config and is dropped, as before)."""
+    quote = conn.dialect.identifier_preparer.quote
+    outbox, configs = quote(schema.outbox.name), quote(schema.configs.name)
+    match = f"FROM {configs} c WHERE c.task_id = {outbox}.task_id AND c.id = {outbox}.config_id LIMIT 1"
+    conn.execute(
+        text(
+            f"UPDATE {outbox} SET tenant = coalesce((SELECT c.tenant {match}), ''), "
+            f"owner_user = coalesce((SELECT c.owner_user {match}), '')"
+        )
+    )
 
 
 def _upgrade_sqlite(conn: Connection, schema: Schema) -> None:
@@ -221,15 +346,19 @@ def _upgrade_sqlite(conn: Connection, schema: Schema) -> None:
         conn.execute(text(f"DROP TABLE IF EXISTS {quote(schema.counts.name)}"))
 
 
-def _add_columns(conn: Connection, schema: Schema) -> None:
+def _add_columns(conn: Connection, schema: Schema) -> set[tuple[str, str]]:
     """Adds the columns of :data:`_ADDED_COLUMNS` a database made by an
-    older release lacks (``ALTER TABLE … ADD COLUMN``)."""
+    older release lacks (``ALTER TABLE … ADD COLUMN``); returns the
+    (table attribute, column) pairs added."""
     inspector = inspect(conn)
+    added = set()
     for attr, column, sql_type in _ADDED_COLUMNS:
         table: Table = getattr(schema, attr)
         if column not in {c["name"] for c in inspector.get_columns(table.name)}:
             name = conn.dialect.identifier_preparer.quote(table.name)
             conn.execute(text(f"ALTER TABLE {name} ADD COLUMN {column} {sql_type}"))
+            added.add((attr, column))
+    return added
 
 
 def _rebuild_counts(conn: Connection, schema: Schema) -> None:

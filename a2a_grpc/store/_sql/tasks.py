@@ -1,10 +1,12 @@
-"""The SQL store's tasks: create, get, versioned update (with the push outbox
-rows it causes) and ListTasks, and the task counts they keep.
+"""The SQL store's tasks: the one write door (a creation or a versioned
+update, with the push outbox rows it causes), get and ListTasks, and the
+task counts they keep.
 
 Tasks are stored as serialized ``pb.Task`` bytes next to the columns ListTasks
-filters and sorts on; every update is a compare-and-swap on the version
-column. The statements are built once per store with bound parameters, so
-SQLAlchemy compiles each shape once.
+filters and sorts on, keyed by (id, tenant, owner_user): a task id names a
+task of one owner. Every update is a compare-and-swap on the version column.
+The statements are built once per store with bound parameters, so SQLAlchemy
+compiles each shape once.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from a2a_grpc.core.ports import (
     OutboxEntry,
     StoredTask,
     TaskExistsError,
+    TaskWrite,
     VersionConflictError,
 )
 from a2a_grpc.protocol._taskupdate import extend_artifact
@@ -88,6 +91,11 @@ class TaskStatements:
         dialect whose INSERT ... ON CONFLICT the count upsert uses."""
         t, k = schema.tasks.c, schema.chunks.c
         owned = (t.tenant == bindparam("b_tenant"), t.owner_user == bindparam("b_user"))
+        chunks_of = (
+            k.task_id == bindparam("b_id"),
+            k.tenant == bindparam("b_tenant"),
+            k.owner_user == bindparam("b_user"),
+        )
         at_expected = (t.id == bindparam("b_id"), *owned, t.version == bindparam("b_expected"))
         return cls(
             insert_task=(sqlite_dialect.insert if sqlite else pg_dialect.insert)(
@@ -110,9 +118,9 @@ class TaskStatements:
             .values(version=bindparam("b_version"), chunks=t.chunks + 1),
             insert_chunk=insert(schema.chunks),
             get_chunks=select(k.data)
-            .where(k.task_id == bindparam("b_id"), k.version <= bindparam("b_version"))
+            .where(*chunks_of, k.version <= bindparam("b_version"))
             .order_by(k.version),
-            delete_chunks=delete(schema.chunks).where(k.task_id == bindparam("b_id")),
+            delete_chunks=delete(schema.chunks).where(*chunks_of),
             insert_outbox=insert(schema.outbox),
             count_add=_count_upsert(schema, sqlite=sqlite),
             count_get=select(schema.counts.c.n).where(
@@ -155,7 +163,7 @@ def _create_many(schema: Schema) -> TextClause:
     """PostgreSQL: inserts the rows of arrays ``b_id``, ``b_tenant``, ...
     (ON CONFLICT DO NOTHING) and moves the counts of the rows inserted, summed
     and in the key order of the batch flush (``COLLATE "C"``: Python's str
-    order), in one statement; returns the ids inserted."""
+    order), in one statement; returns the keys (id, tenant, owner_user) inserted."""
     quote = pg_dialect.dialect().identifier_preparer.format_table
     tasks, counts = quote(schema.tasks), quote(schema.counts)
     columns = {"id": "TEXT", "tenant": "TEXT", "owner_user": "TEXT", "context_id": "TEXT"}
@@ -175,7 +183,7 @@ def _create_many(schema: Schema) -> TextClause:
     SELECT tenant, owner_user, dim, val, count(*) FROM m GROUP BY tenant, owner_user, dim, val ORDER BY {key}
     ON CONFLICT (tenant, owner_user, dim, val) DO UPDATE SET n = {counts}.n + excluded.n
 )
-SELECT id FROM w"""
+SELECT id, tenant, owner_user FROM w"""
     )
 
 
@@ -242,7 +250,7 @@ def _count_moves(old: tuple[int, str], state: int, context_id: str) -> _Deltas:
 def _task_row(
     task: pb.Task, owner: Owner, data: bytes, events: Sequence[pb.StreamResponse]
 ) -> dict[str, Any]:
-    """The tasks row a create inserts."""
+    """The tasks row a creation inserts."""
     return {
         "id": task.id,
         "tenant": owner.tenant,
@@ -296,26 +304,33 @@ class SqlTasks(SqlDatabase):
         self._memory.clear()
         await super().drop_all()
 
-    async def create(
-        self,
-        task: pb.Task,
-        owner: Owner,
-        *,
-        fence: Fence | None = None,
-        events: Sequence[pb.StreamResponse] = (),
-    ) -> int:
-        """Inserts ``task`` (and counts it) at version 1, or at ``len(events)``
-        given the stream events that made it (logged as versions 1, 2, ... by
-        a store with an event log), and returns the version.
+    #: Whether this store keeps a task-event log (see :meth:`log_events`).
+    keeps_events = False
 
-        Raises TaskExistsError if ``task.id`` is taken by any owner; with a
+    async def update(self, write: TaskWrite) -> int:
+        """The one write door (:class:`~a2a_grpc.core.ports.TaskWrite`): a
+        creation (``expected_version`` 0: an INSERT, counted) or a versioned
+        update, group-committed; returns the new version.
+
+        Raises TaskExistsError when the owner already holds a created id;
+        VersionConflictError (nothing written) when no row matched: the
+        version moved on, or the task is missing or not the owner's; with a
         ``fence``, LeaseLostError when its lease no longer holds (see
         :meth:`check_fence`)."""
+        if write.expected_version == 0:
+            return await self._create(write)
+        return await self._update(write)
+
+    async def _create(self, write: TaskWrite) -> int:
+        """Inserts the task (and counts it) at version 1, or at
+        ``len(events)`` given the stream events that made it (logged as
+        versions 1, 2, ... by a store that keeps events)."""
+        task, owner = write.task, write.owner
         data = task.SerializeToString()
-        version = max(1, len(events))
-        await self._run_write(self._create_tx, task, owner, data, fence, events)
+        version = write.version
+        await self._run_write(self._create_tx, task, owner, data, write.fence, write.events)
         self._memory.record(
-            (task.id, owner.tenant, owner.user), version, task.status.state, task.context_id, data
+            (owner.tenant, owner.user, task.id), version, task.status.state, task.context_id, data
         )
         return version
 
@@ -339,19 +354,19 @@ class SqlTasks(SqlDatabase):
         self._add_counts(
             conn, owner, {("all", ""): 1, ("state", str(state)): 1, ("context", task.context_id): 1}
         )
-        if self.event_log:
-            self.log_events(conn, task.id, 1, events or (pb.StreamResponse(task=task),))
+        if self.keeps_events:
+            self.log_events(conn, owner, task.id, 1, events or (pb.StreamResponse(task=task),))
         if fence is not None:
             self.fenced_write_done(conn, task, owner, fence, creating=True)
 
     def _run_together(self, conn: Any, jobs: list[Job]) -> bool:
         """PostgreSQL: a batch of plain creates (no fence, no event log,
-        distinct ids; one create alone too) as one statement (:func:`_create_many`), with no BEGIN
+        distinct tasks; one create alone too) as one statement (:func:`_create_many`), with no BEGIN
         and COMMIT; a taken id fails its caller alone. False, with nothing
         run, for any other batch; also when the statement fails (a database
         error: nothing was written, the batch goes through
         :func:`~a2a_grpc.store._sql.batch.run_batch`, which finds the write to blame)."""
-        if self._st.create_many is None or self.event_log:
+        if self._st.create_many is None or self.keeps_events:
             return False
         rows = []
         for job in jobs:
@@ -359,21 +374,23 @@ class SqlTasks(SqlDatabase):
                 return False
             task, owner, data, _fence, events = job.args
             rows.append(_task_row(task, owner, data, events))
-        if len({row["id"] for row in rows}) != len(rows):
+        keys = [(row["id"], row["tenant"], row["owner_user"]) for row in rows]
+        if len(set(keys)) != len(rows):
             return False
         tx = raw.AsyncpgTransactions(conn, lazy=True)
         tx.begin()
-        in_order = sorted(rows, key=lambda row: row["id"])  # two processes take id locks in one order
+        # Two processes take key locks in one order.
+        in_order = sorted(rows, key=lambda row: (row["id"], row["tenant"], row["owner_user"]))
         params = {f"b_{name}": [row[name] for row in in_order] for name in rows[0]}
         try:
-            inserted = set(conn.execute_alone(self._st.create_many, params).scalars())
+            inserted = {tuple(r) for r in conn.execute_alone(self._st.create_many, params).all()}
         except DBAPIError:
             if conn.commit_sent and conn.raw.is_closed():
                 raise  # lost after it was sent: the outcome is unknown
             return False
-        for job, row in zip(jobs, rows, strict=True):
+        for job, key in zip(jobs, keys, strict=True):
             job.result = None
-            job.error = None if row["id"] in inserted else TaskExistsError(row["id"])
+            job.error = None if key in inserted else TaskExistsError(key[0])
         return True
 
     async def get(self, task_id: str, owner: Owner) -> StoredTask | None:
@@ -381,7 +398,7 @@ class SqlTasks(SqlDatabase):
         artifact chunks stored apart are folded in.
 
         Terminal tasks come from memory after their first read or write."""
-        key = (task_id, owner.tenant, owner.user)
+        key = (owner.tenant, owner.user, task_id)
         cached = self._memory.cached_terminal(key)
         if cached is not None:
             return StoredTask(pb.Task.FromString(cached[0]), cached[1])
@@ -419,9 +436,7 @@ class SqlTasks(SqlDatabase):
             if row is None:
                 return ()
             rows = (
-                conn.execute(self._st.get_chunks, {"b_id": params["b_id"], "b_version": row[1]}).scalars()
-                if row[3]
-                else []
+                conn.execute(self._st.get_chunks, {**params, "b_version": row[1]}).scalars() if row[3] else []
             )
         except DBAPIError:
             return None
@@ -434,63 +449,48 @@ class SqlTasks(SqlDatabase):
                 return ()
             rows: Any = []
             if row[3]:
-                chunk_rows = {"b_id": params["b_id"], "b_version": row[1]}
+                chunk_rows = {**params, "b_version": row[1]}
                 rows = (await conn.execute(self._st.get_chunks, chunk_rows)).scalars().all()
         return (*row, rows)
 
     async def _fold(
-        self, conn: AsyncConnection, task_id: str, version: int, chunks: int, data: bytes
+        self, conn: AsyncConnection, owner: Owner, task_id: str, version: int, chunks: int, data: bytes
     ) -> pb.Task | None:
         """The task row's ``data`` with its ``chunks`` artifact chunks (up to
         ``version``) folded in; None when a concurrent whole write removed
         them between the two reads (read again)."""
         if not chunks:
             return pb.Task.FromString(data)
-        rows = (
-            (await conn.execute(self._st.get_chunks, {"b_id": task_id, "b_version": version})).scalars().all()
-        )
+        params = {"b_id": task_id, "b_tenant": owner.tenant, "b_user": owner.user, "b_version": version}
+        rows = (await conn.execute(self._st.get_chunks, params)).scalars().all()
         return _folded(data, chunks, rows)
 
-    async def update(
-        self,
-        task: pb.Task,
-        owner: Owner,
-        expected_version: int,
-        *,
-        outbox: Sequence[OutboxEntry] = (),
-        fence: Fence | None = None,
-        events: Sequence[pb.StreamResponse] = (),
-        append: pb.Artifact | None = None,
-    ) -> int:
-        """``UPDATE ... WHERE id AND version = expected_version``, the count
-        changes (when the state or contextId moved) and the ``outbox``
-        inserts, in one transaction; returns the new version: one on per
-        event of ``events`` (the stream events the update carries). An ``append``
+    async def _update(self, write: TaskWrite) -> int:
+        """``UPDATE ... WHERE id AND owner AND version = expected_version``,
+        the count changes (when the state or contextId moved) and the outbox
+        inserts, in one transaction; returns the new version. An ``append``
         chunk is inserted on its own (the task row only moves its version);
-        any other update writes the whole task and drops its chunks.
-        ``events`` go to the task-event log of a store that keeps one
-        (:attr:`event_log`), as versions ``expected_version + 1``, ....
-
-        Raises VersionConflictError (nothing written) when no row matched:
-        the version moved on, or the task is missing or not ``owner``'s; with
-        a ``fence``, LeaseLostError when its lease no longer holds."""
+        any other update writes the whole task and drops its chunks. The
+        events go to the task-event log of a store that keeps one
+        (:attr:`keeps_events`), as versions ``expected_version + 1``, ...."""
+        task, owner, expected_version, events, outbox, fence, append = write
         if len(events) > 1:
             append = None  # several events: the task is written whole
-        version = expected_version + max(1, len(events))
+        version = write.version
         where = {
             "b_id": task.id,
             "b_tenant": owner.tenant,
             "b_user": owner.user,
             "b_expected": expected_version,
         }
-        known = self._memory.known(task.id, expected_version, owner.tenant, owner.user)
+        key = (owner.tenant, owner.user, task.id)
+        known = self._memory.known(key, expected_version)
         data = b"" if append is not None else task.SerializeToString()
         chunks = await self._run_write(
             self._update_tx, task, owner, where, version, data, known, outbox, append, fence, events
         )
         if not data and is_terminal(task.status.state):  # an append refused as such: cache it whole
             data = task.SerializeToString()
-        key = (task.id, owner.tenant, owner.user)
         self._memory.record(key, version, task.status.state, task.context_id, data, chunks)
         return version
 
@@ -508,7 +508,7 @@ class SqlTasks(SqlDatabase):
         fence: Fence | None = None,
         events: Sequence[pb.StreamResponse] = (),
     ) -> int:
-        """The body of ``update``; ``known`` is the stored (state, contextId,
+        """The body of ``_update``; ``known`` is the stored (state, contextId,
         chunks) at the expected version when remembered, else it is read
         here. Returns the chunks the task row has now."""
         if fence is not None:
@@ -523,13 +523,13 @@ class SqlTasks(SqlDatabase):
             chunks = self._append_rows(conn, task, where, version, append, known[2])
         else:
             chunks = 0
-            alone = not (outbox or known[2] or fence or self.event_log) and _alone(conn)
+            alone = not (outbox or known[2] or fence or self.keeps_events) and _alone(conn)
             self._write_whole(conn, task, owner, where, version, data, known, alone)
         if outbox:
-            conn.execute(self._st.insert_outbox, pending_rows(outbox, time.time()))
-        if self.event_log:
+            conn.execute(self._st.insert_outbox, pending_rows(outbox, time.time(), owner))
+        if self.keeps_events:
             first = version - len(events) + 1 if events else version
-            self.log_events(conn, task.id, first, events or (pb.StreamResponse(task=task),))
+            self.log_events(conn, owner, task.id, first, events or (pb.StreamResponse(task=task),))
         if fence is not None:
             self.fenced_write_done(conn, task, owner, fence, creating=False)
         return chunks
@@ -570,19 +570,21 @@ class SqlTasks(SqlDatabase):
         if conn.execute(self._st.update, params).rowcount != 1:
             raise VersionConflictError(task.id)
         if known[2]:
-            conn.execute(self._st.delete_chunks, {"b_id": task.id})
+            conn.execute(self._st.delete_chunks, {k: where[k] for k in ("b_id", "b_tenant", "b_user")})
         self._add_counts(conn, owner, moves)
 
-    #: Whether this store keeps a task-event log (see :meth:`log_events`).
-    event_log = False
-
     def log_events(
-        self, conn: WriteConnection, task_id: str, first: int, events: Sequence[pb.StreamResponse]
+        self,
+        conn: WriteConnection,
+        owner: Owner,
+        task_id: str,
+        first: int,
+        events: Sequence[pb.StreamResponse],
     ) -> None:
-        """Inside a task write: appends the events that made the task
+        """Inside a task write: appends the events that made ``owner``'s task
         versions ``first``, ``first + 1``, ... to the task-event log (only
-        called when :attr:`event_log`; the cluster store has one). An update
-        given no event logs the task snapshot, as task creation does."""
+        called when :attr:`keeps_events`; the cluster store keeps them). A
+        write given no event logs the task snapshot."""
         raise NotImplementedError
 
     def check_fence(self, conn: WriteConnection, fence: Fence, *, creating: bool = False) -> None:
@@ -614,9 +616,8 @@ class SqlTasks(SqlDatabase):
         result = conn.execute(self._st.append, {**where, "b_version": version})
         if result.rowcount != 1:
             raise VersionConflictError(task.id)
-        conn.execute(
-            self._st.insert_chunk, {"task_id": task.id, "version": version, "data": chunk.SerializeToString()}
-        )
+        row = {"task_id": task.id, "tenant": where["b_tenant"], "owner_user": where["b_user"]}
+        conn.execute(self._st.insert_chunk, {**row, "version": version, "data": chunk.SerializeToString()})
         return had + 1
 
     def _add_counts(self, conn: WriteConnection, owner: Owner, deltas: _Deltas) -> None:
@@ -713,7 +714,7 @@ class SqlTasks(SqlDatabase):
             rows = (await conn.execute(self.page_statement(owner, query))).all()
             tasks: list[pb.Task] = []
             for task_id, version, chunks, data in rows[: query.page_size]:
-                task = await self._fold(conn, task_id, version, chunks, data)
+                task = await self._fold(conn, owner, task_id, version, chunks, data)
                 if task is None:  # rewritten meanwhile: read it again on its own
                     stored = await self.get(task_id, owner)
                     if stored is None:
@@ -722,15 +723,21 @@ class SqlTasks(SqlDatabase):
                 tasks.append(task)
         return ListPage(tasks=tasks, has_more=len(rows) > query.page_size, total_size=int(total))
 
-    async def active_tasks(self, limit: int, after: str = "") -> list[tuple[Owner, StoredTask]]:
+    async def active_tasks(
+        self, limit: int, after: tuple[str, str, str] = ("", "", "")
+    ) -> list[tuple[Owner, StoredTask]]:
         """Up to ``limit`` tasks of every owner that are SUBMITTED or WORKING,
-        by id, starting after the id ``after``: crash recovery's scan
-        (:mod:`a2a_grpc.cluster._recovery`; not part of the store protocols)."""
+        in (id, tenant, user) order, starting after the task ``after`` (that
+        triple): crash recovery's scan (:mod:`a2a_grpc.cluster._recovery`;
+        not part of the store protocols)."""
         t = self.schema.tasks.c
         stmt = (
             select(t.tenant, t.owner_user, t.data, t.version)
-            .where(t.state.in_((pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)), t.id > after)
-            .order_by(t.id)
+            .where(
+                t.state.in_((pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)),
+                tuple_(t.id, t.tenant, t.owner_user) > tuple_(*after),
+            )
+            .order_by(t.id, t.tenant, t.owner_user)
             .limit(limit)
         )
         async with self.engine.connect() as conn:
